@@ -1,0 +1,13 @@
+# Warnings and sanitizers, as an interface target every layer links.
+add_library(fabcoll_warnings INTERFACE)
+target_compile_options(fabcoll_warnings INTERFACE -Wall -Wextra -Wpedantic)
+if(FABCOLL_WERROR)
+  target_compile_options(fabcoll_warnings INTERFACE -Werror)
+endif()
+if(FABCOLL_SANITIZE)
+  if(NOT FABCOLL_SANITIZE MATCHES "^(address|undefined|thread)$")
+    message(FATAL_ERROR "FABCOLL_SANITIZE must be address, undefined or thread")
+  endif()
+  add_compile_options(-fsanitize=${FABCOLL_SANITIZE} -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=${FABCOLL_SANITIZE})
+endif()

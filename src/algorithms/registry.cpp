@@ -1,0 +1,43 @@
+#include "algorithms/registry.hpp"
+
+#include <vector>
+
+namespace fabcoll {
+
+const char* collective_name(Collective c) noexcept {
+  switch (c) {
+    case Collective::bcast: return "bcast";
+    case Collective::reduce: return "reduce";
+    case Collective::allreduce: return "allreduce";
+    case Collective::scan: return "scan";
+    case Collective::exscan: return "exscan";
+    case Collective::barrier: return "barrier";
+    case Collective::gather: return "gather";
+    case Collective::scatter: return "scatter";
+    case Collective::allgather: return "allgather";
+    case Collective::allgatherv: return "allgatherv";
+    case Collective::alltoall: return "alltoall";
+    case Collective::alltoallv: return "alltoallv";
+    case Collective::reduce_scatter_block: return "reduce_scatter_block";
+    case Collective::count_: break;
+  }
+  return "unknown";
+}
+
+std::span<const Algorithm* const> all_algorithms() {
+  static const std::vector<const Algorithm*> all = [] {
+    std::vector<const Algorithm*> v;
+    for (const Algorithm* a : reduction_family_algorithms()) v.push_back(a);
+    for (const Algorithm* a : exchange_family_algorithms()) v.push_back(a);
+    return v;
+  }();
+  return all;
+}
+
+const Algorithm* find_algorithm(Collective c, std::string_view name) {
+  for (const Algorithm* a : all_algorithms())
+    if (a->coll == c && a->name == name) return a;
+  return nullptr;
+}
+
+}  // namespace fabcoll

@@ -1,0 +1,103 @@
+// The algorithm registry: every algorithm, by its textbook name, with the collective it
+// serves, its preconditions, its cost formula T(n, p, α, β, γ[, k]) and its coroutine.
+// The selector, `fabcoll-info --algorithms` and docs/algorithms.md all read this one table.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+
+#include "engine/channel.hpp"
+#include "engine/datatype.hpp"
+#include "engine/task.hpp"
+#include "tuning/cost_model.hpp"
+
+namespace fabcoll {
+
+enum class Collective {
+  bcast,
+  reduce,
+  allreduce,
+  scan,
+  exscan,
+  barrier,
+  gather,
+  scatter,
+  allgather,
+  allgatherv,
+  alltoall,
+  alltoallv,
+  reduce_scatter_block,
+  count_
+};
+
+const char* collective_name(Collective c) noexcept;
+
+/// Arguments of one collective call, already validated and normalised by the collectives
+/// layer. The contract per collective (what each buffer holds on entry and exit):
+///  bcast      buf = recvbuf: the data at root on entry, everywhere on exit.
+///  reduce     sendbuf: this rank's input (never modified); recvbuf: result at root only
+///             (other ranks may pass null).
+///  allreduce, scan, exscan
+///             recvbuf holds this rank's input on entry and the result on exit (in place);
+///             exscan leaves rank 0's recvbuf as it was.
+///  gather     sendbuf: this rank's block (block bytes); recvbuf at root: p blocks. sendbuf may
+///             alias the root's own block in recvbuf (in-place form).
+///  scatter    sendbuf at root: p blocks; recvbuf: this rank's block (may alias root's block).
+///  allgather  recvbuf: p blocks; this rank's own block already in place on entry.
+///  allgatherv as allgather with counts[i]/displs[i] in elements (elem_size bytes each).
+///  alltoall   sendbuf: p blocks out, recvbuf: p blocks in (distinct buffers).
+///  alltoallv  scounts/sdispls/counts/displs in elements.
+///  reduce_scatter_block
+///             sendbuf: p blocks of `count` elements (never modified); recvbuf: this rank's
+///             reduced block.
+///  barrier    no buffers.
+struct CollArgs {
+  Collective coll = Collective::barrier;
+  const void* sendbuf = nullptr;
+  void* recvbuf = nullptr;
+  std::size_t count = 0;      // elements (per rank block for gather-like collectives)
+  std::size_t elem_size = 1;  // bytes per element
+  ReduceOp op;                // reductions only
+  int root = 0;
+  const std::size_t* scounts = nullptr;
+  const std::size_t* sdispls = nullptr;
+  const std::size_t* counts = nullptr;
+  const std::size_t* displs = nullptr;
+  std::size_t packets = 0;    // pipelined algorithms: packet count k (0: from the model)
+
+  [[nodiscard]] std::size_t bytes() const { return count * elem_size; }
+};
+
+/// Inputs of a cost formula: n bytes (the per-rank message size as the text defines it),
+/// p ranks, the model, and k packets for pipelined algorithms (0 = the optimum).
+struct CostQuery {
+  double n = 0;
+  int p = 1;
+  CostModel m;
+  double k = 0;
+};
+
+struct Algorithm {
+  std::string_view name;       // textbook name, as accepted by FABCOLL_<COLL>_ALGORITHM
+  Collective coll;
+  std::string_view reference;  // text, section, theorem
+  std::string_view formula;    // the cost formula as printed in the docs
+  bool needs_commutative;      // true: not correct for non-commutative operators
+  bool needs_power_of_two;     // true: only for p = 2^d
+  double (*cost)(const CostQuery& q);
+  /// Pipelined algorithms: the packet count that minimises cost (nullptr: not pipelined).
+  double (*optimal_k)(const CostQuery& q);
+  Task<> (*run)(Channel& ch, const CollArgs& args);
+  std::string_view test;       // the test that checks its cost
+};
+
+/// Every registered algorithm.
+std::span<const Algorithm* const> all_algorithms();
+const Algorithm* find_algorithm(Collective c, std::string_view name);
+
+// The per-family tables (one file each, so families are added independently).
+std::span<const Algorithm* const> reduction_family_algorithms();  // bcast, reduce, allreduce, scan
+std::span<const Algorithm* const> exchange_family_algorithms();   // barrier, gather, …, alltoall
+
+}  // namespace fabcoll

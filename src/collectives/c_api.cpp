@@ -1,0 +1,543 @@
+// The C API: the one place where engine exceptions become FC_ERR_* codes (plus a message
+// kept per thread for fc_last_error_message).
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "collectives/collectives.hpp"
+#include "engine/datatype.hpp"
+#include "engine/errors.hpp"
+#include "engine/progress.hpp"
+#include "fabcoll/fabcoll.h"
+#include "transports/inproc/inproc.hpp"
+
+using fabcoll::CollArgs;
+using fabcoll::Collective;
+using fabcoll::Errc;
+
+struct fc_thread_world_s {
+  explicit fc_thread_world_s(int p) : fabric(p) {}
+  fabcoll::inproc::Fabric fabric;
+};
+
+struct fc_comm_s {
+  fc_context_s* ctx = nullptr;
+  std::unique_ptr<fabcoll::Comm> comm;
+  bool world = false;
+};
+
+struct fc_context_s {
+  std::unique_ptr<fabcoll::inproc::Fabric> own_fabric;  // lone process: a world of one
+  fabcoll::Transport* transport = nullptr;
+  fabcoll::Progress progress;
+  fabcoll::CidCounter cids;
+  fc_comm_s world;
+  int outstanding_requests = 0;
+};
+
+struct fc_request_s {
+  fc_context_s* ctx;
+  fabcoll::CollRequest req;
+};
+
+struct fc_mem_s {
+  fc_context_s* ctx;
+  void* buf;
+  std::size_t len;
+};
+
+namespace {
+
+thread_local std::string t_last_error;
+
+int fail(int code, std::string msg) {
+  t_last_error = std::move(msg);
+  return code;
+}
+
+/// Runs f, converting exceptions into error codes.
+template <class F>
+int guarded(F&& f) noexcept {
+  try {
+    f();
+    t_last_error.clear();
+    return FC_SUCCESS;
+  } catch (const fabcoll::EngineError& e) {
+    return fail(static_cast<int>(e.errc()), e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(FC_ERR_NO_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(FC_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return fail(FC_ERR_INTERNAL, "unknown exception");
+  }
+}
+
+fabcoll::Comm& comm_of(fc_comm_t c) {
+  if (c == nullptr || !c->comm) fabcoll::raise(Errc::invalid_argument, "communicator is null");
+  return *c->comm;
+}
+
+void need_out(const void* p, const char* what) {
+  if (p == nullptr) fabcoll::raise(Errc::invalid_argument, std::string(what) + " is null");
+}
+
+std::size_t elem_size(fc_datatype_t dt) {
+  const std::size_t s = fabcoll::datatype_size(dt);
+  if (s == 0)
+    fabcoll::raise(Errc::invalid_datatype, "unknown datatype " + std::to_string(static_cast<int>(dt)));
+  return s;
+}
+
+void init_context(fc_context_s& ctx, fabcoll::Transport& t, int rank, int size) {
+  ctx.transport = &t;
+  ctx.progress.add_transport(&t);
+  ctx.world.ctx = &ctx;
+  ctx.world.world = true;
+  ctx.world.comm = std::make_unique<fabcoll::Comm>(t, ctx.progress, rank, size, std::vector<int>{},
+                                                   0, fabcoll::CostModel{}, &ctx.cids);
+}
+
+/// Starts a collective; blocking when req == nullptr.
+void start(fc_comm_t c, CollArgs& args, fc_request_t* req) {
+  fabcoll::Comm& comm = comm_of(c);
+  fabcoll::validate(comm, args);
+  if (req == nullptr) {
+    fabcoll::run_blocking(comm, c->ctx->progress, fabcoll::run_collective(comm, args));
+    return;
+  }
+  *req = new fc_request_s{c->ctx, fabcoll::CollRequest(comm, c->ctx->progress,
+                                                   fabcoll::run_collective(comm, args))};
+  ++c->ctx->outstanding_requests;
+}
+
+CollArgs reduction_args(Collective coll, const void* sendbuf, void* recvbuf, std::size_t count,
+                        fc_datatype_t dt, fc_op_t op) {
+  CollArgs a;
+  a.coll = coll;
+  a.sendbuf = sendbuf;
+  a.recvbuf = recvbuf;
+  a.count = count;
+  a.elem_size = elem_size(dt);
+  a.op = fabcoll::ReduceOp(op, dt);
+  return a;
+}
+
+/// gather / scatter / allgather / alltoall: both sides must describe the same bytes per block.
+CollArgs block_args(Collective coll, const void* sendbuf, std::size_t sendcount,
+                    fc_datatype_t sendtype, void* recvbuf, std::size_t recvcount,
+                    fc_datatype_t recvtype, bool send_side_matters, bool recv_side_matters) {
+  CollArgs a;
+  a.coll = coll;
+  a.sendbuf = sendbuf;
+  a.recvbuf = recvbuf;
+  const std::size_t ss = send_side_matters ? elem_size(sendtype) : 0;
+  const std::size_t rs = recv_side_matters ? elem_size(recvtype) : 0;
+  if (send_side_matters && recv_side_matters && ss * sendcount != rs * recvcount) {
+    fabcoll::raise(Errc::invalid_count,
+                   "send block (" + std::to_string(ss * sendcount) +
+                       " bytes) and receive block (" + std::to_string(rs * recvcount) +
+                       " bytes) differ");
+  }
+  if (recv_side_matters) {
+    a.elem_size = rs;
+    a.count = recvcount;
+  } else {
+    a.elem_size = ss;
+    a.count = sendcount;
+  }
+  return a;
+}
+
+const void* const kInPlace = FC_IN_PLACE;
+
+/// Drives a split like any collective: the CollRequest runs a Task<>.
+fabcoll::Task<> split_driver(fabcoll::Task<std::unique_ptr<fabcoll::Comm>> t,
+                             std::unique_ptr<fabcoll::Comm>* out) {
+  *out = co_await t;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* fc_strerror(int err) {
+  if (err == FC_SUCCESS) return "success";
+  if (err < 0 || err > FC_ERR_INTERNAL) return "unknown error code";
+  return fabcoll::errc_name(static_cast<Errc>(err));
+}
+
+const char* fc_last_error_message(void) { return t_last_error.c_str(); }
+
+size_t fc_datatype_size(fc_datatype_t dt) { return fabcoll::datatype_size(dt); }
+
+int fc_init(fc_context_t* ctx) {
+  return guarded([&] {
+    need_out(ctx, "ctx");
+    auto c = std::make_unique<fc_context_s>();
+    c->own_fabric = std::make_unique<fabcoll::inproc::Fabric>(1);
+    init_context(*c, c->own_fabric->endpoint(0), 0, 1);
+    *ctx = c.release();
+  });
+}
+
+int fc_thread_world_create(int size, fc_thread_world_t* world) {
+  return guarded([&] {
+    need_out(world, "world");
+    if (size < 1) fabcoll::raise(Errc::invalid_argument, "thread world size must be >= 1");
+    *world = new fc_thread_world_s(size);
+  });
+}
+
+int fc_thread_world_free(fc_thread_world_t* world) {
+  return guarded([&] {
+    need_out(world, "world");
+    delete *world;
+    *world = nullptr;
+  });
+}
+
+int fc_init_thread(fc_thread_world_t world, int rank, fc_context_t* ctx) {
+  return guarded([&] {
+    need_out(world, "world");
+    need_out(ctx, "ctx");
+    if (rank < 0 || rank >= world->fabric.size())
+      fabcoll::raise(Errc::invalid_argument, "rank " + std::to_string(rank) + " outside 0.." +
+                                                 std::to_string(world->fabric.size() - 1));
+    auto c = std::make_unique<fc_context_s>();
+    init_context(*c, world->fabric.endpoint(rank), rank, world->fabric.size());
+    *ctx = c.release();
+  });
+}
+
+int fc_finalize(fc_context_t ctx) {
+  return guarded([&] {
+    need_out(ctx, "ctx");
+    delete ctx;
+  });
+}
+
+int fc_comm_world(fc_context_t ctx, fc_comm_t* comm) {
+  return guarded([&] {
+    need_out(ctx, "ctx");
+    need_out(comm, "comm");
+    *comm = &ctx->world;
+  });
+}
+
+int fc_comm_rank(fc_comm_t comm, int* rank) {
+  return guarded([&] {
+    need_out(rank, "rank");
+    *rank = comm_of(comm).rank();
+  });
+}
+
+int fc_comm_size(fc_comm_t comm, int* size) {
+  return guarded([&] {
+    need_out(size, "size");
+    *size = comm_of(comm).size();
+  });
+}
+
+int fc_comm_split(fc_comm_t comm, int color, int key, fc_comm_t* newcomm) {
+  return guarded([&] {
+    need_out(newcomm, "newcomm");
+    fabcoll::Comm& parent = comm_of(comm);
+    if (color < 0 && color != FC_UNDEFINED)
+      fabcoll::raise(Errc::invalid_argument, "color must be >= 0 or FC_UNDEFINED");
+    fabcoll::Task<std::unique_ptr<fabcoll::Comm>> task = fabcoll::comm_split(parent, color, key);
+    std::unique_ptr<fabcoll::Comm> result;
+    fabcoll::run_blocking(parent, comm->ctx->progress, split_driver(std::move(task), &result));
+    if (!result) {
+      *newcomm = FC_COMM_NULL;
+      return;
+    }
+    auto* c = new fc_comm_s;
+    c->ctx = comm->ctx;
+    c->comm = std::move(result);
+    *newcomm = c;
+  });
+}
+
+int fc_comm_free(fc_comm_t* comm) {
+  return guarded([&] {
+    need_out(comm, "comm");
+    if (*comm == nullptr) return;
+    if ((*comm)->world)
+      fabcoll::raise(Errc::invalid_argument, "the world communicator is freed by fc_finalize");
+    delete *comm;
+    *comm = FC_COMM_NULL;
+  });
+}
+
+// ---- collectives --------------------------------------------------------------------------
+
+int fc_ibcast(void* buf, size_t count, fc_datatype_t dt, int root, fc_comm_t comm,
+              fc_request_t* req) {
+  return guarded([&] {
+    CollArgs a;
+    a.coll = Collective::bcast;
+    a.recvbuf = buf;
+    a.sendbuf = buf;
+    a.count = count;
+    a.elem_size = elem_size(dt);
+    a.root = root;
+    start(comm, a, req);
+  });
+}
+
+int fc_ireduce(const void* sendbuf, void* recvbuf, size_t count, fc_datatype_t dt, fc_op_t op,
+               int root, fc_comm_t comm, fc_request_t* req) {
+  return guarded([&] {
+    CollArgs a = reduction_args(Collective::reduce, sendbuf, recvbuf, count, dt, op);
+    a.root = root;
+    start(comm, a, req);
+  });
+}
+
+int fc_iallreduce(const void* sendbuf, void* recvbuf, size_t count, fc_datatype_t dt, fc_op_t op,
+                  fc_comm_t comm, fc_request_t* req) {
+  return guarded([&] {
+    CollArgs a = reduction_args(Collective::allreduce, sendbuf, recvbuf, count, dt, op);
+    start(comm, a, req);
+  });
+}
+
+int fc_iscan(const void* sendbuf, void* recvbuf, size_t count, fc_datatype_t dt, fc_op_t op,
+             fc_comm_t comm, fc_request_t* req) {
+  return guarded([&] {
+    CollArgs a = reduction_args(Collective::scan, sendbuf, recvbuf, count, dt, op);
+    start(comm, a, req);
+  });
+}
+
+int fc_iexscan(const void* sendbuf, void* recvbuf, size_t count, fc_datatype_t dt, fc_op_t op,
+               fc_comm_t comm, fc_request_t* req) {
+  return guarded([&] {
+    CollArgs a = reduction_args(Collective::exscan, sendbuf, recvbuf, count, dt, op);
+    start(comm, a, req);
+  });
+}
+
+int fc_ibarrier(fc_comm_t comm, fc_request_t* req) {
+  return guarded([&] {
+    CollArgs a;
+    a.coll = Collective::barrier;
+    start(comm, a, req);
+  });
+}
+
+int fc_igather(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, void* recvbuf,
+               size_t recvcount, fc_datatype_t recvtype, int root, fc_comm_t comm,
+               fc_request_t* req) {
+  return guarded([&] {
+    const int me = comm_of(comm).rank();
+    const bool at_root = me == root;
+    CollArgs a = block_args(Collective::gather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            recvtype, sendbuf != kInPlace, at_root);
+    a.root = root;
+    start(comm, a, req);
+  });
+}
+
+int fc_iscatter(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, void* recvbuf,
+                size_t recvcount, fc_datatype_t recvtype, int root, fc_comm_t comm,
+                fc_request_t* req) {
+  return guarded([&] {
+    const int me = comm_of(comm).rank();
+    const bool at_root = me == root;
+    CollArgs a = block_args(Collective::scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            recvtype, at_root, recvbuf != kInPlace);
+    a.root = root;
+    start(comm, a, req);
+  });
+}
+
+int fc_iallgather(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, void* recvbuf,
+                  size_t recvcount, fc_datatype_t recvtype, fc_comm_t comm, fc_request_t* req) {
+  return guarded([&] {
+    CollArgs a = block_args(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf,
+                            recvcount, recvtype, sendbuf != kInPlace, true);
+    start(comm, a, req);
+  });
+}
+
+int fc_iallgatherv(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, void* recvbuf,
+                   const size_t* recvcounts, const size_t* displs, fc_datatype_t recvtype,
+                   fc_comm_t comm, fc_request_t* req) {
+  return guarded([&] {
+    CollArgs a;
+    a.coll = Collective::allgatherv;
+    a.sendbuf = sendbuf;
+    a.recvbuf = recvbuf;
+    a.elem_size = elem_size(recvtype);
+    if (sendbuf != kInPlace && elem_size(sendtype) != a.elem_size)
+      fabcoll::raise(Errc::invalid_datatype, "allgatherv: sendtype and recvtype differ in size");
+    a.count = sendcount;
+    a.counts = recvcounts;
+    a.displs = displs;
+    start(comm, a, req);
+  });
+}
+
+int fc_ialltoall(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, void* recvbuf,
+                 size_t recvcount, fc_datatype_t recvtype, fc_comm_t comm, fc_request_t* req) {
+  return guarded([&] {
+    CollArgs a = block_args(Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            recvtype, sendbuf != kInPlace, true);
+    start(comm, a, req);
+  });
+}
+
+int fc_ialltoallv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls,
+                  fc_datatype_t sendtype, void* recvbuf, const size_t* recvcounts,
+                  const size_t* rdispls, fc_datatype_t recvtype, fc_comm_t comm,
+                  fc_request_t* req) {
+  return guarded([&] {
+    CollArgs a;
+    a.coll = Collective::alltoallv;
+    a.sendbuf = sendbuf;
+    a.recvbuf = recvbuf;
+    a.elem_size = elem_size(recvtype);
+    if (elem_size(sendtype) != a.elem_size)
+      fabcoll::raise(Errc::invalid_datatype, "alltoallv: sendtype and recvtype differ in size");
+    a.scounts = sendcounts;
+    a.sdispls = sdispls;
+    a.counts = recvcounts;
+    a.displs = rdispls;
+    start(comm, a, req);
+  });
+}
+
+int fc_ireduce_scatter_block(const void* sendbuf, void* recvbuf, size_t recvcount,
+                             fc_datatype_t dt, fc_op_t op, fc_comm_t comm, fc_request_t* req) {
+  return guarded([&] {
+    CollArgs a =
+        reduction_args(Collective::reduce_scatter_block, sendbuf, recvbuf, recvcount, dt, op);
+    start(comm, a, req);
+  });
+}
+
+int fc_bcast(void* buf, size_t count, fc_datatype_t dt, int root, fc_comm_t comm) {
+  return fc_ibcast(buf, count, dt, root, comm, nullptr);
+}
+int fc_reduce(const void* sendbuf, void* recvbuf, size_t count, fc_datatype_t dt, fc_op_t op,
+              int root, fc_comm_t comm) {
+  return fc_ireduce(sendbuf, recvbuf, count, dt, op, root, comm, nullptr);
+}
+int fc_allreduce(const void* sendbuf, void* recvbuf, size_t count, fc_datatype_t dt, fc_op_t op,
+                 fc_comm_t comm) {
+  return fc_iallreduce(sendbuf, recvbuf, count, dt, op, comm, nullptr);
+}
+int fc_scan(const void* sendbuf, void* recvbuf, size_t count, fc_datatype_t dt, fc_op_t op,
+            fc_comm_t comm) {
+  return fc_iscan(sendbuf, recvbuf, count, dt, op, comm, nullptr);
+}
+int fc_exscan(const void* sendbuf, void* recvbuf, size_t count, fc_datatype_t dt, fc_op_t op,
+              fc_comm_t comm) {
+  return fc_iexscan(sendbuf, recvbuf, count, dt, op, comm, nullptr);
+}
+int fc_barrier(fc_comm_t comm) { return fc_ibarrier(comm, nullptr); }
+int fc_gather(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, void* recvbuf,
+              size_t recvcount, fc_datatype_t recvtype, int root, fc_comm_t comm) {
+  return fc_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                    nullptr);
+}
+int fc_scatter(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, void* recvbuf,
+               size_t recvcount, fc_datatype_t recvtype, int root, fc_comm_t comm) {
+  return fc_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                     nullptr);
+}
+int fc_allgather(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, void* recvbuf,
+                 size_t recvcount, fc_datatype_t recvtype, fc_comm_t comm) {
+  return fc_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr);
+}
+int fc_allgatherv(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, void* recvbuf,
+                  const size_t* recvcounts, const size_t* displs, fc_datatype_t recvtype,
+                  fc_comm_t comm) {
+  return fc_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                        nullptr);
+}
+int fc_alltoall(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, void* recvbuf,
+                size_t recvcount, fc_datatype_t recvtype, fc_comm_t comm) {
+  return fc_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr);
+}
+int fc_alltoallv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls,
+                 fc_datatype_t sendtype, void* recvbuf, const size_t* recvcounts,
+                 const size_t* rdispls, fc_datatype_t recvtype, fc_comm_t comm) {
+  return fc_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                       recvtype, comm, nullptr);
+}
+int fc_reduce_scatter_block(const void* sendbuf, void* recvbuf, size_t recvcount, fc_datatype_t dt,
+                            fc_op_t op, fc_comm_t comm) {
+  return fc_ireduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm, nullptr);
+}
+
+int fc_wait(fc_request_t* req) {
+  if (req == nullptr) return fail(FC_ERR_INVALID_ARG, "req is null");
+  if (*req == nullptr) return FC_SUCCESS;  // like MPI_REQUEST_NULL
+  fc_request_s* r = *req;
+  const int rc = guarded([&] { r->req.wait(fabcoll::default_timeout_seconds()); });
+  --r->ctx->outstanding_requests;
+  delete r;
+  *req = nullptr;
+  return rc;
+}
+
+int fc_test(fc_request_t* req, int* done) {
+  if (req == nullptr || done == nullptr) return fail(FC_ERR_INVALID_ARG, "req or done is null");
+  if (*req == nullptr) {
+    *done = 1;
+    return FC_SUCCESS;
+  }
+  fc_request_s* r = *req;
+  bool finished = false;
+  const int rc = guarded([&] { finished = r->req.test(); });
+  if (finished || rc != FC_SUCCESS) {
+    --r->ctx->outstanding_requests;
+    delete r;
+    *req = nullptr;
+    *done = 1;
+  } else {
+    *done = 0;
+  }
+  return rc;
+}
+
+int fc_mem_register(fc_context_t ctx, void* buf, size_t len, fc_mem_t* mem) {
+  return guarded([&] {
+    need_out(ctx, "ctx");
+    need_out(mem, "mem");
+    if (buf == nullptr || len == 0)
+      fabcoll::raise(Errc::invalid_argument, "fc_mem_register: null buffer or zero length");
+    *mem = new fc_mem_s{ctx, buf, len};
+  });
+}
+
+int fc_mem_deregister(fc_mem_t* mem) {
+  return guarded([&] {
+    need_out(mem, "mem");
+    delete *mem;
+    *mem = nullptr;
+  });
+}
+
+int fc_op_create(fc_user_fn fn, int commutative, fc_op_t* op) {
+  return guarded([&] {
+    need_out(op, "op");
+    *op = fabcoll::register_user_op(fn, commutative != 0);
+  });
+}
+
+int fc_op_free(fc_op_t* op) {
+  return guarded([&] {
+    need_out(op, "op");
+    fabcoll::free_user_op(*op);
+    *op = FC_OP_NULL;
+  });
+}
+
+}  // extern "C"

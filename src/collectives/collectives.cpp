@@ -1,0 +1,421 @@
+#include "collectives/collectives.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "engine/errors.hpp"
+
+namespace fabcoll {
+
+namespace {
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+const char* env_for(Collective c, const char* what) {
+  const std::string key = "FABCOLL_" + upper(collective_name(c)) + "_" + what;
+  return std::getenv(key.c_str());
+}
+
+bool is_pow2(int p) { return p > 0 && (p & (p - 1)) == 0; }
+
+/// Why alg cannot serve args on comm, or nullptr if it can.
+const char* excluded(const Comm& comm, const Algorithm& alg, const CollArgs& args) {
+  const bool reduction = args.coll == Collective::reduce || args.coll == Collective::allreduce ||
+                         args.coll == Collective::scan || args.coll == Collective::exscan ||
+                         args.coll == Collective::reduce_scatter_block;
+  if (reduction && alg.needs_commutative && !args.op.commutative())
+    return "needs a commutative operator";
+  if (alg.needs_power_of_two && !is_pow2(comm.size())) return "needs p to be a power of two";
+  return nullptr;
+}
+
+CostQuery query_for(const Comm& comm, const CollArgs& args) {
+  CostQuery q;
+  q.n = static_cast<double>(args.bytes());
+  q.p = comm.size();
+  q.m = comm.model();
+  return q;
+}
+
+}  // namespace
+
+std::size_t packet_count(const Comm& comm, const Algorithm& alg, const CollArgs& args) {
+  if (alg.optimal_k == nullptr) return 1;
+  const std::size_t max_k = std::max<std::size_t>(1, args.count);
+  if (args.packets > 0) return std::min(args.packets, max_k);
+  if (const char* s = env_for(args.coll, "PACKET"); s != nullptr && *s != '\0') {
+    const double packet_bytes = std::strtod(s, nullptr);
+    if (packet_bytes > 0) {
+      const auto k = static_cast<std::size_t>(std::ceil(static_cast<double>(args.bytes()) /
+                                                        packet_bytes));
+      return std::clamp<std::size_t>(k, 1, max_k);
+    }
+  }
+  const double k = alg.optimal_k(query_for(comm, args));
+  if (!(k >= 1)) return 1;
+  return std::min(max_k, static_cast<std::size_t>(std::llround(k)));
+}
+
+double predicted_cost(const Comm& comm, const Algorithm& alg, const CollArgs& args) {
+  CostQuery q = query_for(comm, args);
+  q.k = static_cast<double>(packet_count(comm, alg, args));
+  return alg.cost(q);
+}
+
+const Algorithm& select_algorithm(const Comm& comm, const CollArgs& args) {
+  if (const char* name = env_for(args.coll, "ALGORITHM"); name != nullptr && *name != '\0') {
+    const Algorithm* alg = find_algorithm(args.coll, name);
+    if (alg == nullptr) {
+      std::string valid;
+      for (const Algorithm* a : all_algorithms())
+        if (a->coll == args.coll) valid += (valid.empty() ? "" : ", ") + std::string(a->name);
+      raise(Errc::invalid_argument, "FABCOLL_" + upper(collective_name(args.coll)) +
+                                        "_ALGORITHM=" + name + " is not an algorithm of " +
+                                        collective_name(args.coll) + "; valid: " + valid);
+    }
+    if (const char* why = excluded(comm, *alg, args)) {
+      raise(Errc::invalid_argument,
+            std::string("algorithm ") + name + " cannot run this call: it " + why);
+    }
+    return *alg;
+  }
+  const Algorithm* best = nullptr;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (const Algorithm* a : all_algorithms()) {
+    if (a->coll != args.coll || excluded(comm, *a, args) != nullptr) continue;
+    const double c = predicted_cost(comm, *a, args);
+    if (best == nullptr || c < best_cost) {
+      best = a;
+      best_cost = c;
+    }
+  }
+  if (best == nullptr) {
+    raise(Errc::unsupported,
+          std::string("no registered algorithm can run ") + collective_name(args.coll) +
+              " here (p = " + std::to_string(comm.size()) + ")");
+  }
+  return *best;
+}
+
+Task<> run_collective(Comm& comm, CollArgs args, const Algorithm* alg) {
+  if (comm.broken()) raise(Errc::broken, comm.broken_reason());
+  if (alg == nullptr) alg = &select_algorithm(comm, args);
+  if (alg->optimal_k != nullptr) args.packets = packet_count(comm, *alg, args);
+  Channel ch(comm, comm.next_sequence());
+  Task<> body = alg->run(ch, args);
+  co_await body;
+}
+
+namespace {
+
+bool overlaps(const void* a, std::size_t na, const void* b, std::size_t nb) {
+  if (a == nullptr || b == nullptr || na == 0 || nb == 0) return false;
+  const auto pa = reinterpret_cast<std::uintptr_t>(a);
+  const auto pb = reinterpret_cast<std::uintptr_t>(b);
+  return pa < pb + nb && pb < pa + na;
+}
+
+void need_buffer(const void* p, std::size_t bytes, const char* what) {
+  if (bytes > 0 && p == nullptr)
+    raise(Errc::invalid_argument, std::string(what) + " is null but the count is not zero");
+}
+
+void need_root(const Comm& comm, int root) {
+  if (root < 0 || root >= comm.size())
+    raise(Errc::invalid_root, "root " + std::to_string(root) + " is outside 0.." +
+                                  std::to_string(comm.size() - 1));
+}
+
+std::size_t checked_mul(std::size_t a, std::size_t b) {
+  if (b != 0 && a > std::numeric_limits<std::size_t>::max() / b)
+    raise(Errc::invalid_count, "count overflows the address space");
+  return a * b;
+}
+
+const void* const kInPlace = reinterpret_cast<const void*>(1);
+
+}  // namespace
+
+void validate(const Comm& comm, CollArgs& a) {
+  if (comm.broken()) raise(Errc::broken, comm.broken_reason());
+  const int p = comm.size();
+  const std::size_t n = checked_mul(a.count, a.elem_size);
+  const bool in_place = a.sendbuf == kInPlace;
+  switch (a.coll) {
+    case Collective::barrier: return;
+    case Collective::bcast:
+      need_root(comm, a.root);
+      need_buffer(a.recvbuf, n, "buffer");
+      return;
+    case Collective::reduce: {
+      need_root(comm, a.root);
+      const bool root = comm.rank() == a.root;
+      if (in_place) {
+        if (!root) raise(Errc::invalid_argument, "FC_IN_PLACE is only valid at the root of reduce");
+        a.sendbuf = a.recvbuf;
+      }
+      need_buffer(a.sendbuf, n, "sendbuf");
+      if (root) need_buffer(a.recvbuf, n, "recvbuf");
+      if (root && !in_place && (a.sendbuf == a.recvbuf || overlaps(a.sendbuf, n, a.recvbuf, n)))
+        raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
+      return;
+    }
+    case Collective::allreduce:
+    case Collective::scan:
+    case Collective::exscan:
+      need_buffer(a.recvbuf, n, "recvbuf");
+      if (!in_place) {
+        need_buffer(a.sendbuf, n, "sendbuf");
+        if (n > 0 && (a.sendbuf == a.recvbuf || overlaps(a.sendbuf, n, a.recvbuf, n)))
+          raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
+        if (n > 0) std::memcpy(a.recvbuf, a.sendbuf, n);
+      }
+      a.sendbuf = a.recvbuf;
+      return;
+    case Collective::reduce_scatter_block: {
+      const std::size_t total = checked_mul(n, static_cast<std::size_t>(p));
+      need_buffer(a.recvbuf, n, "recvbuf");
+      if (in_place) {
+        a.sendbuf = a.recvbuf;  // recvbuf holds p blocks on entry, the result in block 0
+        return;
+      }
+      need_buffer(a.sendbuf, total, "sendbuf");
+      if (overlaps(a.sendbuf, total, a.recvbuf, n))
+        raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
+      return;
+    }
+    case Collective::gather:
+    case Collective::scatter: {
+      need_root(comm, a.root);
+      const bool root = comm.rank() == a.root;
+      const std::size_t total = checked_mul(n, static_cast<std::size_t>(p));
+      std::byte* own_block =
+          root && a.coll == Collective::gather
+              ? static_cast<std::byte*>(a.recvbuf) + n * static_cast<std::size_t>(comm.rank())
+              : nullptr;
+      if (a.coll == Collective::gather) {
+        if (in_place) {
+          if (!root) raise(Errc::invalid_argument, "FC_IN_PLACE is only valid at the root");
+          need_buffer(a.recvbuf, total, "recvbuf");
+          a.sendbuf = own_block;
+          return;
+        }
+        need_buffer(a.sendbuf, n, "sendbuf");
+        if (root) {
+          need_buffer(a.recvbuf, total, "recvbuf");
+          if (overlaps(a.sendbuf, n, a.recvbuf, total))
+            raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
+        }
+        return;
+      }
+      // scatter: FC_IN_PLACE as recvbuf at the root (MPI's form) keeps the root's block.
+      if (a.recvbuf == const_cast<void*>(kInPlace)) {
+        if (!root) raise(Errc::invalid_argument, "FC_IN_PLACE is only valid at the root");
+        need_buffer(a.sendbuf, total, "sendbuf");
+        a.recvbuf = const_cast<std::byte*>(static_cast<const std::byte*>(a.sendbuf)) +
+                    n * static_cast<std::size_t>(comm.rank());
+        return;
+      }
+      need_buffer(a.recvbuf, n, "recvbuf");
+      if (root) {
+        need_buffer(a.sendbuf, total, "sendbuf");
+        if (overlaps(a.sendbuf, total, a.recvbuf, n))
+          raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
+      }
+      return;
+    }
+    case Collective::allgather: {
+      const std::size_t total = checked_mul(n, static_cast<std::size_t>(p));
+      need_buffer(a.recvbuf, total, "recvbuf");
+      std::byte* own = static_cast<std::byte*>(a.recvbuf) + n * static_cast<std::size_t>(comm.rank());
+      if (!in_place) {
+        need_buffer(a.sendbuf, n, "sendbuf");
+        if (overlaps(a.sendbuf, n, a.recvbuf, total))
+          raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
+        if (n > 0) std::memcpy(own, a.sendbuf, n);
+      }
+      a.sendbuf = own;
+      return;
+    }
+    case Collective::allgatherv: {
+      if (a.counts == nullptr || a.displs == nullptr)
+        raise(Errc::invalid_argument, "recvcounts and displs must not be null");
+      std::size_t extent = 0;
+      for (int i = 0; i < p; ++i) {
+        const std::size_t end = checked_mul(a.counts[i] + a.displs[i], a.elem_size);
+        extent = std::max(extent, end);
+      }
+      const std::size_t mine = a.counts[comm.rank()] * a.elem_size;
+      need_buffer(a.recvbuf, extent, "recvbuf");
+      std::byte* own = static_cast<std::byte*>(a.recvbuf) + a.displs[comm.rank()] * a.elem_size;
+      if (!in_place) {
+        if (a.count != a.counts[comm.rank()])
+          raise(Errc::invalid_count, "sendcount " + std::to_string(a.count) +
+                                         " differs from recvcounts[rank] = " +
+                                         std::to_string(a.counts[comm.rank()]));
+        need_buffer(a.sendbuf, mine, "sendbuf");
+        if (overlaps(a.sendbuf, mine, a.recvbuf, extent))
+          raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
+        if (mine > 0) std::memcpy(own, a.sendbuf, mine);
+      }
+      a.sendbuf = own;
+      a.count = a.counts[comm.rank()];
+      return;
+    }
+    case Collective::alltoall: {
+      const std::size_t total = checked_mul(n, static_cast<std::size_t>(p));
+      need_buffer(a.recvbuf, total, "recvbuf");
+      if (in_place) raise(Errc::unsupported, "FC_IN_PLACE is not supported for alltoall");
+      need_buffer(a.sendbuf, total, "sendbuf");
+      if (overlaps(a.sendbuf, total, a.recvbuf, total))
+        raise(Errc::invalid_argument, "sendbuf and recvbuf overlap");
+      return;
+    }
+    case Collective::alltoallv: {
+      if (a.scounts == nullptr || a.sdispls == nullptr || a.counts == nullptr ||
+          a.displs == nullptr)
+        raise(Errc::invalid_argument, "counts and displacements must not be null");
+      if (in_place) raise(Errc::unsupported, "FC_IN_PLACE is not supported for alltoallv");
+      std::size_t sext = 0;
+      std::size_t rext = 0;
+      for (int i = 0; i < p; ++i) {
+        sext = std::max(sext, checked_mul(a.scounts[i] + a.sdispls[i], a.elem_size));
+        rext = std::max(rext, checked_mul(a.counts[i] + a.displs[i], a.elem_size));
+      }
+      need_buffer(a.sendbuf, sext, "sendbuf");
+      need_buffer(a.recvbuf, rext, "recvbuf");
+      if (overlaps(a.sendbuf, sext, a.recvbuf, rext))
+        raise(Errc::invalid_argument, "sendbuf and recvbuf overlap");
+      return;
+    }
+    case Collective::count_: break;
+  }
+  raise(Errc::invalid_argument, "unknown collective");
+}
+
+Task<std::unique_ptr<Comm>> comm_split(Comm& comm, int color, int key) {
+  const int p = comm.size();
+  const auto np = static_cast<std::size_t>(p);
+  // Every rank publishes (color, key) in its slot; a SUM all-reduce of the zeroed table
+  // gives everyone the whole table. A MAX all-reduce agrees on a communicator id that is
+  // free on every member (MPI's context-id agreement).
+  std::vector<std::int64_t> table(2 * np, 0);
+  table[2 * static_cast<std::size_t>(comm.rank())] = color;
+  table[2 * static_cast<std::size_t>(comm.rank()) + 1] = key;
+  CollArgs sum;
+  sum.coll = Collective::allreduce;
+  sum.recvbuf = table.data();
+  sum.sendbuf = table.data();
+  sum.count = table.size();
+  sum.elem_size = sizeof(std::int64_t);
+  sum.op = ReduceOp(FC_SUM, FC_INT64);
+  Task<> exchange = run_collective(comm, sum);
+  co_await exchange;
+
+  std::uint32_t cid = comm.cids()->next;
+  CollArgs max;
+  max.coll = Collective::allreduce;
+  max.recvbuf = &cid;
+  max.sendbuf = &cid;
+  max.count = 1;
+  max.elem_size = sizeof cid;
+  max.op = ReduceOp(FC_MAX, FC_UINT32);
+  Task<> agree = run_collective(comm, max);
+  co_await agree;
+  comm.cids()->next = cid + 1;
+
+  if (color == FC_UNDEFINED) co_return nullptr;
+  struct Member {
+    std::int64_t key;
+    int rank;
+  };
+  std::vector<Member> members;
+  for (int r = 0; r < p; ++r) {
+    if (table[2 * static_cast<std::size_t>(r)] == color)
+      members.push_back({table[2 * static_cast<std::size_t>(r) + 1], r});
+  }
+  std::stable_sort(members.begin(), members.end(),
+                   [](const Member& a, const Member& b) { return a.key < b.key; });
+  std::vector<int> world(members.size());
+  int my_rank = -1;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    world[i] = comm.world_rank(members[i].rank);
+    if (members[i].rank == comm.rank()) my_rank = static_cast<int>(i);
+  }
+  co_return std::make_unique<Comm>(comm.transport(), comm.executor(), my_rank,
+                                   static_cast<int>(members.size()), std::move(world), cid,
+                                   comm.model(), comm.cids());
+}
+
+CollRequest::CollRequest(Comm& comm, Progress& progress, Task<> task)
+    : comm_(&comm), progress_(&progress), task_(std::move(task)) {
+  try {
+    task_.start();
+  } catch (...) {
+    // start() only runs until the first suspension; errors are captured in the task.
+  }
+}
+
+void CollRequest::finish() {
+  if (const std::exception_ptr e = task_.error()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const EngineError& err) {
+      if (err.errc() != Errc::invalid_argument && err.errc() != Errc::unsupported)
+        comm_->mark_broken(err.what());
+      throw;
+    }
+  }
+}
+
+bool CollRequest::test() {
+  if (!task_.done()) progress_->poll();
+  if (!task_.done()) return false;
+  finish();
+  return true;
+}
+
+void CollRequest::wait(double timeout_seconds) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  unsigned idle = 0;
+  while (!task_.done()) {
+    if (progress_->poll()) {
+      idle = 0;
+      continue;
+    }
+    // Spin briefly, then yield: ranks may outnumber cores.
+    if (++idle > 64) std::this_thread::yield();
+    if ((idle & 255u) == 0 && std::chrono::duration<double>(Clock::now() - start).count() >
+                                  timeout_seconds) {
+      std::string peers;
+      for (const int w : comm_->transport().pending_peers())
+        peers += (peers.empty() ? "" : ", ") + std::to_string(w);
+      const std::string msg = "collective did not finish within " +
+                              std::to_string(timeout_seconds) + " s (FABCOLL_TIMEOUT); " +
+                              (peers.empty() ? std::string("no receive was pending")
+                                             : "waiting for world rank(s) " + peers);
+      comm_->mark_broken(msg);
+      task_ = Task<>();  // cancels its transfers
+      raise(Errc::timeout, msg);
+    }
+  }
+  finish();
+}
+
+void run_blocking(Comm& comm, Progress& progress, Task<> task) {
+  CollRequest r(comm, progress, std::move(task));
+  r.wait(default_timeout_seconds());
+}
+
+}  // namespace fabcoll

@@ -1,0 +1,59 @@
+// The collectives layer: one entry per collective. Validate the call, pick an algorithm
+// (override or the least predicted cost under the model), and run it as a Task on a fresh
+// Channel. Works on any transport: the sim world awaits these tasks in virtual time, the
+// CollRequest below drives them in real time.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/registry.hpp"
+#include "engine/communicator.hpp"
+#include "engine/progress.hpp"
+#include "engine/task.hpp"
+
+namespace fabcoll {
+
+/// The algorithm the selector picks for args on comm (throws Error on a bad override).
+const Algorithm& select_algorithm(const Comm& comm, const CollArgs& args);
+/// Predicted seconds of alg for args on comm (with the packet count it would use).
+double predicted_cost(const Comm& comm, const Algorithm& alg, const CollArgs& args);
+/// Packet count alg uses for args (1 for non-pipelined algorithms).
+std::size_t packet_count(const Comm& comm, const Algorithm& alg, const CollArgs& args);
+
+/// Runs one collective to completion as a coroutine. alg == nullptr: selected. args must be
+/// validated (see validate()); the task copies args into its frame.
+Task<> run_collective(Comm& comm, CollArgs args, const Algorithm* alg = nullptr);
+
+/// Checks the arguments of a collective on this rank and normalises in-place forms (copies
+/// the input into recvbuf where the algorithm contract wants it). Throws Error.
+void validate(const Comm& comm, CollArgs& args);
+
+/// Splits comm like MPI_Comm_split; nullptr for color == FC_UNDEFINED. Collective.
+Task<std::unique_ptr<Comm>> comm_split(Comm& comm, int color, int key);
+
+/// A running collective driven by the rank's Progress (real-time transports).
+class CollRequest {
+ public:
+  CollRequest(Comm& comm, Progress& progress, Task<> task);
+  CollRequest(const CollRequest&) = delete;
+  CollRequest& operator=(const CollRequest&) = delete;
+  ~CollRequest() = default;
+  /// One progress pass; true when finished (rethrows the collective's error).
+  bool test();
+  /// Drives progress until finished or the deadline passes (Errc::timeout naming the peers
+  /// still awaited). The communicator turns broken on any error.
+  void wait(double timeout_seconds);
+
+ private:
+  void finish();
+  Comm* comm_;
+  Progress* progress_;
+  Task<> task_;
+};
+
+/// Blocking helper: start, then wait with FABCOLL_TIMEOUT.
+void run_blocking(Comm& comm, Progress& progress, Task<> task);
+
+}  // namespace fabcoll

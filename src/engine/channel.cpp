@@ -1,0 +1,69 @@
+#include "engine/channel.hpp"
+
+#include <cstring>
+
+namespace fabcoll {
+
+Channel::~Channel() {
+  for (const Block& b : scratch_) comm_->release_scratch(b.p, b.capacity);
+}
+
+Transfer Channel::post(PostedOp* op, OpKind kind) {
+  op->kind = kind;
+  op->transport = &comm_->transport();
+  Transfer t(op, &comm_->executor());
+  switch (kind) {
+    case OpKind::send: comm_->transport().post_send(op); break;
+    case OpKind::recv: comm_->transport().post_recv(op); break;
+    case OpKind::delay: comm_->transport().post_delay(op); break;
+  }
+  return t;
+}
+
+Transfer Channel::send(int peer, ConstBytes data, std::uint32_t step) {
+  PostedOp* op = new PostedOp;
+  op->peer = comm_->world_rank(peer);
+  op->tag = make_tag(comm_->cid(), seq_, step);
+  op->send_data = data.data();
+  op->size = data.size();
+  return post(op, OpKind::send);
+}
+
+Transfer Channel::recv(int peer, MutableBytes data, std::uint32_t step) {
+  PostedOp* op = new PostedOp;
+  op->peer = comm_->world_rank(peer);
+  op->tag = make_tag(comm_->cid(), seq_, step);
+  op->recv_data = data.data();
+  op->size = data.size();
+  return post(op, OpKind::recv);
+}
+
+Transfer Channel::compute(std::size_t bytes) {
+  PostedOp* op = new PostedOp;
+  op->delay = comm_->model().gamma * static_cast<double>(bytes);
+  return post(op, OpKind::delay);
+}
+
+Transfer Channel::combine_left(const ReduceOp& op, ConstBytes in, MutableBytes inout) {
+  if (!phantom()) op.combine_left(in.data(), inout.data(), inout.size() / op.elem_size());
+  return compute(inout.size());
+}
+
+Transfer Channel::combine_right(const ReduceOp& op, MutableBytes inout, ConstBytes in) {
+  if (!phantom()) op.combine_right(inout.data(), in.data(), inout.size() / op.elem_size());
+  return compute(inout.size());
+}
+
+void Channel::copy(MutableBytes dst, ConstBytes src) const {
+  if (phantom() || src.empty() || dst.data() == src.data()) return;
+  std::memmove(dst.data(), src.data(), src.size() < dst.size() ? src.size() : dst.size());
+}
+
+MutableBytes Channel::scratch(std::size_t bytes) {
+  std::size_t capacity = 0;
+  std::byte* p = comm_->acquire_scratch(bytes, capacity);
+  scratch_.push_back({p, capacity});
+  return {p, bytes};
+}
+
+}  // namespace fabcoll

@@ -1,0 +1,57 @@
+// Channel: the rank-addressed view that one collective call gives its algorithm. Ranks are
+// communicator ranks; tags come from (communicator, sequence, step), never from the user.
+// Algorithms never see a transport, a tag or an EAGAIN.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "engine/communicator.hpp"
+#include "engine/datatype.hpp"
+#include "engine/transfer.hpp"
+
+namespace fabcoll {
+
+class Channel {
+ public:
+  Channel(Comm& comm, std::uint32_t seq) : comm_(&comm), seq_(seq) {}
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+  ~Channel();
+
+  [[nodiscard]] int rank() const { return comm_->rank(); }
+  [[nodiscard]] int size() const { return comm_->size(); }
+  [[nodiscard]] const CostModel& model() const { return comm_->model(); }
+  [[nodiscard]] bool phantom() const { return comm_->transport().phantom(); }
+  [[nodiscard]] Comm& comm() const { return *comm_; }
+
+  /// Posts a send of `data` to `peer`; `step` tells apart several messages to one peer.
+  Transfer send(int peer, ConstBytes data, std::uint32_t step = 0);
+  /// Posts a receive into `data` from `peer`. A longer message fails with Errc::truncation.
+  Transfer recv(int peer, MutableBytes data, std::uint32_t step = 0);
+  /// Local work costing γ·bytes of virtual time on the sim transport; immediate elsewhere.
+  Transfer compute(std::size_t bytes);
+
+  /// inout = in (op) inout (in holds lower ranks' data); returns the γ cost to await.
+  Transfer combine_left(const ReduceOp& op, ConstBytes in, MutableBytes inout);
+  /// inout = inout (op) in (in holds higher ranks' data); returns the γ cost to await.
+  Transfer combine_right(const ReduceOp& op, MutableBytes inout, ConstBytes in);
+  /// memmove unless phantom (local copies are free in the model).
+  void copy(MutableBytes dst, ConstBytes src) const;
+
+  /// Scratch memory valid until the channel is destroyed (end of the collective call).
+  MutableBytes scratch(std::size_t bytes);
+
+ private:
+  Transfer post(PostedOp* op, OpKind kind);
+  Comm* comm_;
+  std::uint32_t seq_;
+  struct Block {
+    std::byte* p;
+    std::size_t capacity;
+  };
+  std::vector<Block> scratch_;
+};
+
+}  // namespace fabcoll

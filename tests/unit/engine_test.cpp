@@ -1,0 +1,106 @@
+// The engine alone: tasks, transfers, sets, sequences of collectives, steady-state pooling.
+#include <gtest/gtest.h>
+
+#include "algorithms/algorithms.hpp"
+#include "engine/frame_pool.hpp"
+#include "support/sim_harness.hpp"
+
+namespace fabcoll::testing {
+namespace {
+
+Task<int> leaf(int x) { co_return x * 2; }
+Task<int> chain(int depth) {
+  if (depth == 0) co_return 1;
+  Task<int> inner = chain(depth - 1);
+  const int v = co_await inner;
+  Task<int> l = leaf(v);
+  co_return co_await l;
+}
+Task<> thrower() {
+  raise(Errc::invalid_argument, "boom");
+  co_return;
+}
+Task<> catcher(bool& caught) {
+  try {
+    Task<> t = thrower();
+    co_await t;
+  } catch (const EngineError& e) {
+    caught = e.errc() == Errc::invalid_argument;
+  }
+}
+
+TEST(Task, LazyChainsAndExceptions) {
+  Task<int> t = chain(5000);  // deep chains use no stack (symmetric transfer)
+  t.start();
+  ASSERT_TRUE(t.done());
+  bool caught = false;
+  Task<> c = catcher(caught);
+  c.start();
+  EXPECT_TRUE(c.done());
+  EXPECT_TRUE(caught);
+}
+
+// Back-to-back collectives on one communicator: each gets its own sequence number, so a
+// fast rank's messages for the second call never match the first call's receives.
+Task<> two_in_flight(Comm& c, std::vector<double>& a, std::vector<double>& b) {
+  CollArgs x;
+  x.coll = Collective::allreduce;
+  x.recvbuf = a.data();
+  x.sendbuf = a.data();
+  x.count = a.size();
+  x.elem_size = 8;
+  x.op = ReduceOp(FC_SUM, FC_DOUBLE);
+  CollArgs y = x;
+  y.recvbuf = b.data();
+  y.sendbuf = b.data();
+  y.op = ReduceOp(FC_MAX, FC_DOUBLE);
+  Task<> first = run_collective(c, x, &algorithms::kAllreduceRecursiveDoubling);
+  Task<> second = run_collective(c, y, &algorithms::kAllreduceRecursiveDoubling);
+  co_await first;
+  co_await second;
+}
+
+TEST(Engine, BackToBackCollectivesOnOneCommunicator) {
+  for (const int p : {2, 5, 8}) {
+    sim::World world(p, CostModel{});
+    std::vector<std::vector<double>> a(static_cast<std::size_t>(p)), b(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r) {
+      a[static_cast<std::size_t>(r)].assign(16, r + 1.0);
+      b[static_cast<std::size_t>(r)].assign(16, r * 3.0);
+    }
+    world.run([&](Comm& c) {
+      const auto r = static_cast<std::size_t>(c.rank());
+      return two_in_flight(c, a[r], b[r]);
+    });
+    for (int r = 0; r < p; ++r) {
+      EXPECT_EQ(a[static_cast<std::size_t>(r)][7], p * (p + 1) / 2.0);
+      EXPECT_EQ(b[static_cast<std::size_t>(r)][7], (p - 1) * 3.0);
+    }
+  }
+}
+
+TEST(Engine, SteadyStateUsesNoNewFramesOrOps) {
+  sim::World world(8, CostModel{});
+  std::vector<std::vector<double>> bufs(8, std::vector<double>(64, 1.0));
+  std::vector<CollArgs> args(8);
+  auto once = [&] {
+    world.run([&](Comm& c) {
+      CollArgs& a = args[static_cast<std::size_t>(c.rank())];
+      a.coll = Collective::allreduce;
+      a.recvbuf = bufs[static_cast<std::size_t>(c.rank())].data();
+      a.sendbuf = a.recvbuf;
+      a.count = 64;
+      a.elem_size = 8;
+      a.op = ReduceOp(FC_SUM, FC_DOUBLE);
+      return run_collective(c, a, &algorithms::kAllreduceRecursiveDoubling);
+    });
+  };
+  once();
+  once();
+  const std::size_t before = pool_heap_allocations();
+  for (int i = 0; i < 10; ++i) once();
+  EXPECT_EQ(pool_heap_allocations(), before);
+}
+
+}  // namespace
+}  // namespace fabcoll::testing

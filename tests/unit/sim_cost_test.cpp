@@ -1,0 +1,94 @@
+// The cost theorems, checked on the sim transport's virtual clock. Model parameters are
+// dyadic so that virtual-time arithmetic is exact and "exactly" means bit-for-bit.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "algorithms/algorithms.hpp"
+#include "patterns/binomial_tree.hpp"
+#include "support/sim_harness.hpp"
+
+namespace fabcoll::testing {
+namespace {
+
+constexpr CostModel kModel{.alpha = 4.0, .beta = 0.25, .gamma = 0.125};
+
+int ceil_log2(int p) { return BinomialTree::ceil_log2(p); }
+
+TEST(SimCost, BcastBinomialMatchesTheorem13_1) {
+  for (int p = 1; p <= 70; ++p) {
+    for (const std::size_t bytes : {8u, 800u, 8000u}) {
+      for (const int root : {0, p - 1, p / 3}) {
+        const sim::Stats st = run_for_cost(algorithms::kBcastBinomial, p, bytes, kModel, false, root);
+        const double expect = ceil_log2(p) * (kModel.alpha + kModel.beta * double(bytes));
+        EXPECT_EQ(st.finish_time, expect) << "p=" << p << " n=" << bytes << " root=" << root;
+        EXPECT_EQ(st.rounds, ceil_log2(p));
+        EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p - 1));
+      }
+    }
+  }
+}
+
+TEST(SimCost, AllreduceRecursiveDoublingMatchesLawn29Version2) {
+  for (int d = 0; d <= 10; ++d) {
+    const int p = 1 << d;
+    for (const std::size_t bytes : {8u, 8192u}) {
+      const sim::Stats st =
+          run_for_cost(algorithms::kAllreduceRecursiveDoubling, p, bytes, kModel, d >= 8);
+      const double n = double(bytes);
+      EXPECT_EQ(st.finish_time, d * (kModel.alpha + n * kModel.beta + n * kModel.gamma)) << p;
+      EXPECT_EQ(st.rounds, d);
+    }
+  }
+  // Non-powers of two: the fold costs one extra exchange each way and one combine.
+  for (const int p : {3, 5, 6, 7, 13, 100}) {
+    const sim::Stats st = run_for_cost(algorithms::kAllreduceRecursiveDoubling, p, 800, kModel, false);
+    CostQuery q;
+    q.n = 800;
+    q.p = p;
+    q.m = kModel;
+    EXPECT_EQ(st.finish_time, algorithms::kAllreduceRecursiveDoubling.cost(q)) << p;
+  }
+}
+
+TEST(SimCost, RegistryFormulaAgreesWithTheSimForEveryExactAlgorithm) {
+  // Every algorithm's cost formula is an upper bound of its modelled time at power-of-two p;
+  // algorithms whose text gives an exact count are checked exactly in their own tests.
+  for (const Algorithm* alg : all_algorithms()) {
+    for (const int p : {2, 8, 32}) {
+      const sim::Stats st = run_for_cost(*alg, p, 4096, kModel, true);
+      CostQuery q;
+      q.n = 4096;
+      q.p = p;
+      q.m = kModel;
+      q.k = alg->optimal_k ? std::max(1.0, std::round(alg->optimal_k(q))) : 0;
+      EXPECT_LE(st.finish_time, alg->cost(q) * (1 + 1e-12))
+          << alg->name << " p=" << p;
+    }
+  }
+}
+
+TEST(SimScale, PhantomBinomialBroadcastAt4096RanksIsFast) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const sim::Stats st =
+      run_for_cost(algorithms::kBcastBinomial, 4096, std::size_t{1} << 30, kModel, true);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(st.finish_time, 12 * (kModel.alpha + kModel.beta * double(std::size_t{1} << 30)));
+  EXPECT_EQ(st.total_messages, 4095u);
+  RecordProperty("seconds", std::to_string(secs));
+  // Not a speed assertion: a guard that phantom mode moves no bytes (1 GiB x 4096 ranks would
+  // not fit in memory if it did).
+  EXPECT_EQ(st.total_bytes, 4095ull << 30);
+}
+
+TEST(SimScale, PhantomEveryAlgorithmAt4096Ranks) {
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->coll == Collective::alltoall || alg->coll == Collective::alltoallv) continue;
+    const sim::Stats st = run_for_cost(*alg, 4096, 1024, kModel, true);
+    EXPECT_GT(st.finish_time, 0.0) << alg->name;
+  }
+}
+
+}  // namespace
+}  // namespace fabcoll::testing

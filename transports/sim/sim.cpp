@@ -1,0 +1,247 @@
+#include "transports/sim/sim.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace fabcoll::sim {
+
+class World::Endpoint final : public Transport {
+ public:
+  Endpoint(World& w, int rank) : w_(&w), rank_(rank) {}
+  [[nodiscard]] const char* name() const override { return "sim"; }
+  void post_send(PostedOp* op) override { w_->post_send(rank_, op); }
+  void post_recv(PostedOp* op) override { w_->post_recv(rank_, op); }
+  void post_delay(PostedOp* op) override { w_->post_delay(rank_, op); }
+  void cancel(PostedOp* op) override { w_->cancel(rank_, op); }
+  bool progress() override { return false; }
+  [[nodiscard]] bool phantom() const override { return w_->phantom_; }
+  [[nodiscard]] double now() const override { return w_->now_; }
+
+ private:
+  World* w_;
+  int rank_;
+};
+
+World::World(int p, CostModel model, bool phantom)
+    : p_(p),
+      model_(model),
+      phantom_(phantom),
+      cids_(static_cast<std::size_t>(p)),
+      send_free_(static_cast<std::size_t>(p), 0.0),
+      recv_free_(static_cast<std::size_t>(p), 0.0),
+      depth_(static_cast<std::size_t>(p), 0),
+      posted_(static_cast<std::size_t>(p)),
+      unexpected_(static_cast<std::size_t>(p)) {
+  if (p < 1) raise(Errc::invalid_argument, "sim world needs at least one rank");
+  endpoints_.reserve(static_cast<std::size_t>(p));
+  comms_.reserve(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) {
+    endpoints_.push_back(std::make_unique<Endpoint>(*this, r));
+    comms_.push_back(std::make_unique<Comm>(*endpoints_.back(), *this, r, p, std::vector<int>{},
+                                            0, model, &cids_[static_cast<std::size_t>(r)]));
+  }
+}
+
+World::~World() {
+  // Ops still referenced by pending events belong to finished (destroyed) tasks only if they
+  // were orphaned; free those.
+  while (!events_.empty()) {
+    const Event e = events_.top();
+    events_.pop();
+    if (e.op != nullptr && e.op->orphaned) delete e.op;
+  }
+}
+
+void World::push(Event e) {
+  e.order = order_++;
+  events_.push(e);
+}
+
+void World::post_send(int src, PostedOp* op) {
+  const int dst = op->peer;
+  if (dst < 0 || dst >= p_) {
+    op->fail(Errc::invalid_argument, "sim: send to rank " + std::to_string(dst) + " out of range");
+    return;
+  }
+  const double start = std::max({now_, send_free_[src], recv_free_[dst]});
+  const double end = start + model_.alpha + model_.beta * static_cast<double>(op->size);
+  send_free_[src] = end;
+  recv_free_[dst] = end;
+  stats_.messages_sent[src] += 1;
+  stats_.bytes_sent[src] += op->size;
+  // Rounds: a message comes after whatever its sender received before posting it and after
+  // the previous message through either port (one-port model).
+  const int depth = std::max({depth_[src], send_depth_[src], recv_depth_[dst]}) + 1;
+  send_depth_[src] = depth;
+  recv_depth_[dst] = depth;
+  push(Event{end, 0, 0, op, src, dst, depth});
+}
+
+void World::post_recv(int dst, PostedOp* op) {
+  const int src = op->peer;
+  auto& queue = unexpected_[dst];
+  for (auto it = queue.begin(); it != queue.end(); ++it) {
+    Message& m = **it;
+    if (m.src != src || m.tag != op->tag) continue;
+    if (m.size > op->size) {
+      op->fail(Errc::truncation, "sim: message of " + std::to_string(m.size) +
+                                     " bytes from rank " + std::to_string(src) +
+                                     " into a receive of " + std::to_string(op->size));
+    } else {
+      if (!phantom_ && m.size > 0) std::memcpy(op->recv_data, m.payload.data(), m.size);
+      op->received = m.size;
+      depth_[dst] = std::max(depth_[dst], m.depth);
+      op->complete();
+    }
+    queue.erase(it);
+    return;
+  }
+  posted_[dst].push_back(op);
+}
+
+void World::post_delay(int rank, PostedOp* op) {
+  if (op->delay <= 0) {
+    op->complete();
+    return;
+  }
+  push(Event{now_ + op->delay, 0, 1, op, rank, rank, 0});
+}
+
+void World::cancel(int rank, PostedOp* op) {
+  auto& posted = posted_[rank];
+  const auto it = std::find(posted.begin(), posted.end(), op);
+  if (it != posted.end()) {
+    posted.erase(it);
+    return;
+  }
+  op->orphaned = true;  // a pending event still points at it; freed when the event fires
+}
+
+void World::deliver(const Event& e) {
+  PostedOp* send = e.op;
+  const std::size_t size = send->size;
+  // Look for a posted receive first: then bytes go straight from sender to receiver.
+  auto& posted = posted_[e.dst];
+  for (auto it = posted.begin(); it != posted.end(); ++it) {
+    PostedOp* recv = *it;
+    if (recv->peer != e.src || recv->tag != send->tag) continue;
+    posted.erase(it);
+    if (size > recv->size) {
+      recv->fail(Errc::truncation, "sim: message of " + std::to_string(size) +
+                                       " bytes from rank " + std::to_string(e.src) +
+                                       " into a receive of " + std::to_string(recv->size));
+    } else {
+      if (!phantom_ && !send->orphaned && size > 0)
+        std::memcpy(recv->recv_data, send->send_data, size);
+      recv->received = size;
+      depth_[e.dst] = std::max(depth_[e.dst], e.depth);
+      stats_.rounds = std::max(stats_.rounds, e.depth);
+      recv->complete();
+    }
+    if (send->orphaned) {
+      delete send;
+    } else {
+      send->complete();
+    }
+    return;
+  }
+  auto m = std::make_unique<Message>();
+  m->src = e.src;
+  m->tag = send->tag;
+  m->size = size;
+  m->depth = e.depth;
+  stats_.rounds = std::max(stats_.rounds, e.depth);
+  if (!phantom_ && !send->orphaned && size > 0)
+    m->payload.assign(send->send_data, send->send_data + size);
+  unexpected_[e.dst].push_back(std::move(m));
+  if (send->orphaned) {
+    delete send;
+  } else {
+    send->complete();
+  }
+}
+
+Task<> World::rank_main(World& w, int rank, Task<> inner) {
+  try {
+    co_await inner;
+  } catch (...) {
+    w.errors_[rank] = std::current_exception();
+  }
+  w.stats_.rank_finish[rank] = w.now_;
+  w.finished_[rank] = true;
+  --w.running_;
+}
+
+Stats World::run(const std::function<Task<>(Comm&)>& fn, const std::vector<double>& start_times) {
+  const auto np = static_cast<std::size_t>(p_);
+  stats_ = Stats{};
+  stats_.rank_finish.assign(np, 0.0);
+  stats_.messages_sent.assign(np, 0);
+  stats_.bytes_sent.assign(np, 0);
+  finished_.assign(np, false);
+  errors_.assign(np, nullptr);
+  std::fill(depth_.begin(), depth_.end(), 0);
+  send_depth_.assign(np, 0);
+  recv_depth_.assign(np, 0);
+  const double t0 = now_;
+  std::vector<Task<>> tasks;
+  tasks.reserve(np);
+  running_ = p_;
+  for (int r = 0; r < p_; ++r) {
+    tasks.push_back(rank_main(*this, r, fn(*comms_[static_cast<std::size_t>(r)])));
+    const double s = start_times.empty() ? 0.0 : start_times[static_cast<std::size_t>(r)];
+    if (s > 0) {
+      push(Event{now_ + s, 0, 2, nullptr, r, r, 0});
+    } else {
+      tasks.back().start();
+    }
+  }
+  for (;;) {
+    while (!ready_.empty()) {
+      std::vector<std::coroutine_handle<>> batch;
+      batch.swap(ready_);
+      for (std::coroutine_handle<> h : batch) h.resume();
+    }
+    if (events_.empty()) break;
+    const Event e = events_.top();
+    events_.pop();
+    now_ = e.time;
+    if (e.kind == 0) {
+      deliver(e);
+    } else if (e.kind == 1) {
+      if (e.op->orphaned) {
+        delete e.op;
+      } else {
+        e.op->complete();
+      }
+    } else {
+      tasks[static_cast<std::size_t>(e.src)].start();
+    }
+  }
+  for (int r = 0; r < p_; ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    stats_.rank_finish[ur] -= t0;
+    stats_.finish_time = std::max(stats_.finish_time, stats_.rank_finish[ur]);
+    stats_.total_messages += stats_.messages_sent[ur];
+    stats_.total_bytes += stats_.bytes_sent[ur];
+  }
+  for (const auto& err : errors_)
+    if (err) std::rethrow_exception(err);
+  if (running_ != 0) {
+    std::string stuck;
+    int shown = 0;
+    for (int r = 0; r < p_ && shown < 16; ++r) {
+      if (!finished_[static_cast<std::size_t>(r)]) {
+        stuck += (shown++ ? ", " : "") + std::to_string(r);
+      }
+    }
+    tasks.clear();  // destroying the stuck tasks cancels their transfers
+    raise(Errc::internal, "sim: deadlock, " + std::to_string(running_) +
+                              " rank(s) never finished (ranks " + stuck + ")");
+  }
+  for (auto& q : unexpected_) q.clear();
+  return stats_;
+}
+
+}  // namespace fabcoll::sim

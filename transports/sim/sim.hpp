@@ -1,0 +1,112 @@
+// The sim transport: every rank of a world is a coroutine in one process, time is virtual.
+//
+// Model (the texts' model): a message of n bytes costs α + βn; each rank sends at most one
+// message and receives at most one at a time (one-port, full duplex); combining n bytes costs
+// γn. A send posted at virtual time t starts at max(t, sender's port free, receiver's port
+// free) and occupies both ports until it ends. Real bytes move (results can be checked), or,
+// in phantom mode, only sizes are accounted (for huge p and n).
+//
+//   rank 0 --(α+βn)--> rank 1      events ordered by (virtual time, posting order):
+//   rank 0 --(α+βn)--> rank 2      deterministic, one thread, no locks
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include "engine/communicator.hpp"
+#include "engine/progress.hpp"
+#include "engine/task.hpp"
+#include "engine/transfer.hpp"
+#include "tuning/cost_model.hpp"
+
+namespace fabcoll::sim {
+
+struct Stats {
+  double finish_time = 0;                    // virtual time when the last rank finished
+  std::vector<double> rank_finish;           // per rank
+  std::vector<std::uint64_t> messages_sent;  // per rank
+  std::vector<std::uint64_t> bytes_sent;     // per rank
+  std::uint64_t total_messages = 0;
+  std::uint64_t total_bytes = 0;
+  // Communication rounds: the longest chain of messages in which each one is sent after the
+  // previous one arrived at its sender or used the same send or receive port before it.
+  int rounds = 0;
+};
+
+class World final : public Executor {
+ public:
+  World(int p, CostModel model, bool phantom = false);
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+  ~World() override;
+
+  [[nodiscard]] int size() const { return p_; }
+  [[nodiscard]] Comm& comm(int rank) { return *comms_[rank]; }
+  [[nodiscard]] double now() const { return now_; }
+  [[nodiscard]] const CostModel& model() const { return model_; }
+
+  /// Runs fn(comm of rank r) on every rank to completion; returns the statistics of this run
+  /// (counted from the start of this run). Throws the first rank's error, or Errc::internal
+  /// naming the stuck ranks if the ranks deadlock.
+  /// Each rank starts at the virtual time start_times[r] (all 0 if empty).
+  Stats run(const std::function<Task<>(Comm&)>& fn, const std::vector<double>& start_times = {});
+
+  void schedule(std::coroutine_handle<> h) override { ready_.push_back(h); }
+
+ private:
+  class Endpoint;
+  friend class Endpoint;
+  struct Message {
+    int src;
+    std::uint64_t tag;
+    std::vector<std::byte> payload;
+    std::size_t size;
+    int depth;
+    Message* next;
+  };
+  struct Event {
+    double time;
+    std::uint64_t order;
+    int kind;  // 0 delivery, 1 delay done, 2 rank start
+    PostedOp* op;
+    int src;
+    int dst;
+    int depth;
+    bool operator>(const Event& o) const {
+      return time != o.time ? time > o.time : order > o.order;
+    }
+  };
+
+  void post_send(int src, PostedOp* op);
+  void post_recv(int dst, PostedOp* op);
+  void post_delay(int rank, PostedOp* op);
+  void cancel(int rank, PostedOp* op);
+  void deliver(const Event& e);
+  void push(Event e);
+  static Task<> rank_main(World& w, int rank, Task<> inner);
+
+  int p_;
+  CostModel model_;
+  bool phantom_;
+  double now_ = 0;
+  std::uint64_t order_ = 0;
+  std::vector<std::unique_ptr<Endpoint>> endpoints_;
+  std::vector<std::unique_ptr<Comm>> comms_;
+  std::vector<CidCounter> cids_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::vector<std::coroutine_handle<>> ready_;
+  // per rank
+  std::vector<double> send_free_, recv_free_;
+  std::vector<int> depth_, send_depth_, recv_depth_;
+  std::vector<std::vector<PostedOp*>> posted_;          // posted receives, in order
+  std::vector<std::vector<std::unique_ptr<Message>>> unexpected_;
+  Stats stats_;
+  std::vector<bool> finished_;
+  std::vector<std::exception_ptr> errors_;
+  int running_ = 0;
+};
+
+}  // namespace fabcoll::sim

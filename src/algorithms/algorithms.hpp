@@ -1,13 +1,22 @@
-// Declarations of the algorithm registry entries, one per textbook algorithm file.
+// Declarations of the algorithm registry entries and of the algorithm coroutines that other
+// algorithms compose (e.g. all-reduce Version 1 = reduce + broadcast). One section per family;
+// each family's files are owned by one person at a time.
 #pragma once
 
 #include "algorithms/registry.hpp"
 
 namespace fabcoll::algorithms {
 
-// bcast
+// ---- broadcast and reduce (registry_bcast_reduce.cpp) ----------------------------------------
 extern const Algorithm kBcastBinomial;
-// allreduce
+Task<> bcast_binomial(Channel& ch, MutableBytes buf, int root);
+
+// ---- all-reduce, scan, exscan (registry_allreduce_scan.cpp) ----------------------------------
 extern const Algorithm kAllreduceRecursiveDoubling;
+Task<> allreduce_recursive_doubling(Channel& ch, MutableBytes buf, const ReduceOp& op);
+
+// ---- barrier, gather, scatter, all-gather(v) (registry_gather_barrier.cpp) -------------------
+
+// ---- all-to-all(v), reduce-scatter, circular shift (registry_alltoall.cpp) -------------------
 
 }  // namespace fabcoll::algorithms

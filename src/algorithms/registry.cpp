@@ -27,8 +27,9 @@ const char* collective_name(Collective c) noexcept {
 std::span<const Algorithm* const> all_algorithms() {
   static const std::vector<const Algorithm*> all = [] {
     std::vector<const Algorithm*> v;
-    for (const Algorithm* a : reduction_family_algorithms()) v.push_back(a);
-    for (const Algorithm* a : exchange_family_algorithms()) v.push_back(a);
+    for (const auto family : {bcast_reduce_algorithms(), allreduce_scan_algorithms(),
+                              gather_barrier_algorithms(), alltoall_algorithms()})
+      for (const Algorithm* a : family) v.push_back(a);
     return v;
   }();
   return all;

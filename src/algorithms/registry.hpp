@@ -97,7 +97,9 @@ std::span<const Algorithm* const> all_algorithms();
 const Algorithm* find_algorithm(Collective c, std::string_view name);
 
 // The per-family tables (one file each, so families are added independently).
-std::span<const Algorithm* const> reduction_family_algorithms();  // bcast, reduce, allreduce, scan
-std::span<const Algorithm* const> exchange_family_algorithms();   // barrier, gather, …, alltoall
+std::span<const Algorithm* const> bcast_reduce_algorithms();      // registry_bcast_reduce.cpp
+std::span<const Algorithm* const> allreduce_scan_algorithms();    // registry_allreduce_scan.cpp
+std::span<const Algorithm* const> gather_barrier_algorithms();    // registry_gather_barrier.cpp
+std::span<const Algorithm* const> alltoall_algorithms();          // registry_alltoall.cpp
 
 }  // namespace fabcoll

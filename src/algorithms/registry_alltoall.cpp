@@ -1,0 +1,13 @@
+// All-to-all(v), reduce-scatter and circular-shift algorithms.
+#include <array>
+
+#include "algorithms/algorithms.hpp"
+
+namespace fabcoll {
+
+std::span<const Algorithm* const> alltoall_algorithms() {
+  static constexpr std::array<const Algorithm*, 0> kAll = {};
+  return kAll;
+}
+
+}  // namespace fabcoll

@@ -1,0 +1,15 @@
+// The broadcast and reduce algorithms.
+#include <array>
+
+#include "algorithms/algorithms.hpp"
+
+namespace fabcoll {
+
+std::span<const Algorithm* const> bcast_reduce_algorithms() {
+  static constexpr std::array<const Algorithm*, 1> kAll = {
+      &algorithms::kBcastBinomial,
+  };
+  return kAll;
+}
+
+}  // namespace fabcoll

@@ -104,3 +104,54 @@ TEST(Engine, SteadyStateUsesNoNewFramesOrOps) {
 
 }  // namespace
 }  // namespace fabcoll::testing
+
+namespace fabcoll::testing {
+namespace {
+
+CollArgs allreduce_args(double* buf, std::size_t n) {
+  CollArgs a;
+  a.coll = Collective::allreduce;
+  a.recvbuf = buf;
+  a.sendbuf = buf;
+  a.count = n;
+  a.elem_size = 8;
+  a.op = ReduceOp(FC_SUM, FC_DOUBLE);
+  return a;
+}
+
+TEST(Selector, OverrideByNameAndUnknownNameListsValidOnes) {
+  sim::World world(4, CostModel{});
+  std::vector<double> buf(8, 1.0);
+  const CollArgs a = allreduce_args(buf.data(), buf.size());
+  setenv("FABCOLL_ALLREDUCE_ALGORITHM", "recursive_doubling", 1);
+  EXPECT_EQ(select_algorithm(world.comm(0), a).name, "recursive_doubling");
+  setenv("FABCOLL_ALLREDUCE_ALGORITHM", "no_such_algorithm", 1);
+  try {
+    (void)select_algorithm(world.comm(0), a);
+    ADD_FAILURE() << "an unknown name must be an error";
+  } catch (const EngineError& e) {
+    EXPECT_EQ(e.errc(), Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("recursive_doubling"), std::string::npos) << e.what();
+  }
+  unsetenv("FABCOLL_ALLREDUCE_ALGORITHM");
+}
+
+TEST(Selector, PicksTheLeastPredictedCostAmongEligible) {
+  for (const int p : {2, 3, 8, 13, 64}) {
+    sim::World world(p, CostModel{});
+    for (const std::size_t n : {1u, 1000u, 1000000u}) {
+      std::vector<double> buf(1);
+      CollArgs a = allreduce_args(buf.data(), n);
+      const Algorithm& chosen = select_algorithm(world.comm(0), a);
+      const double best = predicted_cost(world.comm(0), chosen, a);
+      for (const Algorithm* alg : all_algorithms()) {
+        if (alg->coll != Collective::allreduce) continue;
+        if (alg->needs_power_of_two && (p & (p - 1)) != 0) continue;
+        EXPECT_LE(best, predicted_cost(world.comm(0), *alg, a)) << alg->name;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fabcoll::testing

@@ -216,6 +216,10 @@ int fc_init_thread(fc_thread_world_t world, int rank, fc_context_t* ctx) {
 int fc_finalize(fc_context_t ctx) {
   return guarded([&] {
     need_out(ctx, "ctx");
+    if (ctx->outstanding_requests > 0)
+      fabcoll::raise(Errc::invalid_argument,
+                     "fc_finalize: " + std::to_string(ctx->outstanding_requests) +
+                         " request(s) still pending; fc_wait them first");
     delete ctx;
   });
 }

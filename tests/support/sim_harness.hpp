@@ -193,6 +193,13 @@ inline ::testing::AssertionResult check_case(const Case& c) {
       a.op = op;
       a.root = c.root;
       a.packets = c.packets;
+      if (c.op >= kUserOpBase) {
+        // The test's user operator multiplies 2x2 matrices of uint32 quadruples: one element
+        // is a whole matrix, so that algorithms that split buffers on element boundaries
+        // (args.elem_size) never cut a matrix in two.
+        a.count = c.count / 4;
+        a.elem_size = es * 4;
+      }
       a.recvbuf = out[ur].empty() ? nullptr : out[ur].data();
       a.sendbuf = in[ur].empty() ? nullptr : in[ur].data();
       if (coll == Collective::allreduce || coll == Collective::scan || coll == Collective::exscan ||

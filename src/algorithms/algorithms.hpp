@@ -10,6 +10,11 @@ namespace fabcoll::algorithms {
 // ---- broadcast and reduce (registry_bcast_reduce.cpp) ----------------------------------------
 extern const Algorithm kBcastBinomial;
 Task<> bcast_binomial(Channel& ch, MutableBytes buf, int root);
+extern const Algorithm kReduceBinomial;
+/// Binomial-tree reduce of `in` (every rank, never modified) into `out` (valid at root only;
+/// may alias `in` there). Keeps rank order for non-commutative operators.
+Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op,
+                       int root);
 
 // ---- all-reduce, scan, exscan (registry_allreduce_scan.cpp) ----------------------------------
 extern const Algorithm kAllreduceRecursiveDoubling;

@@ -6,8 +6,9 @@
 namespace fabcoll {
 
 std::span<const Algorithm* const> bcast_reduce_algorithms() {
-  static constexpr std::array<const Algorithm*, 1> kAll = {
+  static constexpr std::array kAll = {
       &algorithms::kBcastBinomial,
+      &algorithms::kReduceBinomial,
   };
   return kAll;
 }

@@ -21,6 +21,14 @@ extern const Algorithm kAllreduceRecursiveDoubling;
 Task<> allreduce_recursive_doubling(Channel& ch, MutableBytes buf, const ReduceOp& op);
 
 // ---- barrier, gather, scatter, all-gather(v) (registry_gather_barrier.cpp) -------------------
+extern const Algorithm kBarrierDissemination;
+extern const Algorithm kBarrierButterfly;
+extern const Algorithm kBarrierBinomial;
+extern const Algorithm kBarrierTournament;
+Task<> barrier_dissemination(Channel& ch);
+Task<> barrier_butterfly(Channel& ch);
+Task<> barrier_binomial(Channel& ch);
+Task<> barrier_tournament(Channel& ch);
 
 // ---- all-to-all(v), reduce-scatter, circular shift (registry_alltoall.cpp) -------------------
 

@@ -6,7 +6,12 @@
 namespace fabcoll {
 
 std::span<const Algorithm* const> gather_barrier_algorithms() {
-  static constexpr std::array<const Algorithm*, 0> kAll = {};
+  static constexpr std::array kAll = {
+      &algorithms::kBarrierDissemination,
+      &algorithms::kBarrierButterfly,
+      &algorithms::kBarrierBinomial,
+      &algorithms::kBarrierTournament,
+  };
   return kAll;
 }
 

@@ -31,5 +31,17 @@ Task<> barrier_binomial(Channel& ch);
 Task<> barrier_tournament(Channel& ch);
 
 // ---- all-to-all(v), reduce-scatter, circular shift (registry_alltoall.cpp) -------------------
+// Uniform all-to-all: send holds p blocks of `block` bytes (block j for rank j), recv gets p
+// blocks (block j from rank j); send and recv are distinct.
+extern const Algorithm kAlltoallOneFactor;
+extern const Algorithm kAlltoallPairwiseXor;
+extern const Algorithm kAlltoallCircular;
+extern const Algorithm kAlltoallHypercube;
+extern const Algorithm kAlltoallBruck;
+Task<> alltoall_one_factor(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
+Task<> alltoall_pairwise_xor(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
+Task<> alltoall_circular(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
+Task<> alltoall_hypercube(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
+Task<> alltoall_bruck(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
 
 }  // namespace fabcoll::algorithms

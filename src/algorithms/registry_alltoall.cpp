@@ -6,7 +6,13 @@
 namespace fabcoll {
 
 std::span<const Algorithm* const> alltoall_algorithms() {
-  static constexpr std::array<const Algorithm*, 0> kAll = {};
+  static constexpr std::array kAll = {
+      &algorithms::kAlltoallOneFactor,
+      &algorithms::kAlltoallPairwiseXor,
+      &algorithms::kAlltoallCircular,
+      &algorithms::kAlltoallHypercube,
+      &algorithms::kAlltoallBruck,
+  };
   return kAll;
 }
 

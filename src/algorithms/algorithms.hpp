@@ -29,6 +29,18 @@ Task<> barrier_dissemination(Channel& ch);
 Task<> barrier_butterfly(Channel& ch);
 Task<> barrier_binomial(Channel& ch);
 Task<> barrier_tournament(Channel& ch);
+extern const Algorithm kGatherBinomial;
+extern const Algorithm kGatherLinear;
+extern const Algorithm kScatterBinomial;
+extern const Algorithm kScatterLinear;
+/// Gather of equal blocks: `block` (every rank) into `all` (root only: p blocks in rank order;
+/// `block` may be the root's own block inside `all`).
+Task<> gather_binomial(Channel& ch, ConstBytes block, MutableBytes all, int root);
+Task<> gather_linear(Channel& ch, ConstBytes block, MutableBytes all, int root);
+/// Scatter of equal blocks: `all` (root only: p blocks in rank order) into `block` (every rank;
+/// may be the root's own block inside `all`).
+Task<> scatter_binomial(Channel& ch, ConstBytes all, MutableBytes block, int root);
+Task<> scatter_linear(Channel& ch, ConstBytes all, MutableBytes block, int root);
 
 // ---- all-to-all(v), reduce-scatter, circular shift (registry_alltoall.cpp) -------------------
 // Uniform all-to-all: send holds p blocks of `block` bytes (block j for rank j), recv gets p

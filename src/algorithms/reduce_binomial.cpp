@@ -17,8 +17,7 @@
 
 namespace fabcoll::algorithms {
 
-Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op,
-                       int root) {
+Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op, int root) {
   const int me = ch.rank();
   const bool in_order = op.commutative() || root == 0;
   const int tree_root = in_order ? root : 0;
@@ -65,8 +64,7 @@ Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const Reduc
 
 namespace {
 Task<> run_reduce_binomial(Channel& ch, const CollArgs& a) {
-  const MutableBytes out =
-      a.recvbuf == nullptr ? MutableBytes{} : bytes_of(a.recvbuf, a.bytes());
+  const MutableBytes out = a.recvbuf == nullptr ? MutableBytes{} : bytes_of(a.recvbuf, a.bytes());
   return reduce_binomial(ch, bytes_of(a.sendbuf, a.bytes()), out, a.op, a.root);
 }
 double cost(const CostQuery& q) {

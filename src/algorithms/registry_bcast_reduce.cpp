@@ -9,6 +9,8 @@ std::span<const Algorithm* const> bcast_reduce_algorithms() {
   static constexpr std::array kAll = {
       &algorithms::kBcastBinomial,
       &algorithms::kReduceBinomial,
+      &algorithms::kBcastPipelinedBinaryTree,
+      &algorithms::kBcastLinearPipeline,
   };
   return kAll;
 }

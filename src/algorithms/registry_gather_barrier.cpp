@@ -11,6 +11,10 @@ std::span<const Algorithm* const> gather_barrier_algorithms() {
       &algorithms::kBarrierButterfly,
       &algorithms::kBarrierBinomial,
       &algorithms::kBarrierTournament,
+      &algorithms::kGatherBinomial,
+      &algorithms::kGatherLinear,
+      &algorithms::kScatterBinomial,
+      &algorithms::kScatterLinear,
   };
   return kAll;
 }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "algorithms/algorithms.hpp"
 #include "patterns/binomial_tree.hpp"
@@ -45,6 +47,129 @@ TEST(BcastReduce, ReduceBinomialMatchesTheorem) {
         }
         EXPECT_EQ(st.rounds, ceil_log2(p));
         EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p - 1));
+      }
+    }
+  }
+}
+
+
+int floor_log2(int p) {
+  int d = 0;
+  while ((2 << d) <= p) ++d;
+  return d;
+}
+
+// Every pipelined algorithm is also correct for packet counts the model would not pick.
+TEST(BcastReduce, PipelinedAlgorithmsCorrectForEveryPacketCount) {
+  for (const Algorithm* alg : bcast_reduce_algorithms()) {
+    if (alg->optimal_k == nullptr) continue;
+    for (const int p : {1, 2, 3, 5, 8, 13, 31}) {
+      for (const std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{100}}) {
+        for (const std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{3}, count}) {
+          if (k > count) continue;
+          Case c;
+          c.alg = alg;
+          c.p = p;
+          c.count = count;
+          const bool red = alg->coll == Collective::reduce;
+          c.dt = red ? FC_DOUBLE : FC_INT32;
+          c.op = red ? FC_SUM : FC_OP_NULL;
+          c.root = p / 3;
+          c.packets = k;
+          ASSERT_TRUE(check_case(c));
+        }
+      }
+    }
+  }
+}
+
+// Lemma 13.2: T ≤ (2L + 3(k-1))(α + β⌈n/k⌉), L = ⌊log p⌋, for every p ≤ 64, several k and
+// roots (packets of equal size: n a multiple of 8k).
+TEST(BcastReduce, BcastPipelinedBinaryTreeWithinLemma13_2) {
+  const Algorithm& alg = algorithms::kBcastPipelinedBinaryTree;
+  for (int p = 1; p <= 64; ++p) {
+    const int L = floor_log2(p);
+    for (const std::size_t k : {1u, 2u, 3u, 5u, 8u, 16u}) {
+      for (const std::size_t per_packet : {8u, 800u}) {
+        const std::size_t bytes = k * per_packet;
+        const double n = double(bytes);
+        const double bound = (2 * L + 3 * (double(k) - 1)) * (kModel.alpha + kModel.beta * n / double(k));
+        EXPECT_EQ(alg.cost(query(n, p, double(k))), p == 1 ? 0.0 : bound);
+        for (const int root : {0, p / 2, p - 1}) {
+          const sim::Stats st = run_for_cost(alg, p, bytes, kModel, false, root, k);
+          EXPECT_LE(st.finish_time, bound) << "p=" << p << " k=" << k << " n=" << bytes;
+          // the first packet needs L hops at least
+          EXPECT_GE(st.finish_time, L * (kModel.alpha + kModel.beta * n / double(k)));
+          EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p - 1) * k);
+        }
+      }
+    }
+  }
+}
+
+// Path::pipelinedBroadcast: exactly (p + k - 2)(α + βn/k) message times on the full-duplex
+// one-port model (first packet p-1 hops, then one packet per message time).
+TEST(BcastReduce, BcastLinearPipelineExact) {
+  const Algorithm& alg = algorithms::kBcastLinearPipeline;
+  for (int p = 1; p <= 64; ++p) {
+    for (const std::size_t k : {1u, 2u, 3u, 5u, 8u, 16u}) {
+      for (const std::size_t per_packet : {8u, 800u}) {
+        const std::size_t bytes = k * per_packet;
+        const double n = double(bytes);
+        const double expect =
+            p == 1 ? 0.0 : (p + double(k) - 2) * (kModel.alpha + kModel.beta * n / double(k));
+        EXPECT_EQ(alg.cost(query(n, p, double(k))), expect);
+        for (const int root : {0, p / 2, p - 1}) {
+          const sim::Stats st = run_for_cost(alg, p, bytes, kModel, false, root, k);
+          EXPECT_EQ(st.finish_time, expect) << "p=" << p << " k=" << k << " n=" << bytes;
+          EXPECT_EQ(st.rounds, p == 1 ? 0 : p + int(k) - 2);
+          EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p - 1) * k);
+        }
+      }
+    }
+  }
+}
+
+// Brute force over k on the sim (phantom), on a geometric grid of k up to 4k* (every k up to
+// 40, then steps of ~5%): the best k, and the modelled time at the model's k*.
+struct KScan {
+  std::size_t best_k = 1;
+  double best_time = 0;
+  double time_at_model_k = 0;
+  double model_k = 0;
+};
+KScan scan_k(const Algorithm& alg, int p, std::size_t bytes) {
+  KScan s;
+  s.model_k = alg.optimal_k(query(double(bytes), p));
+  const auto km = static_cast<std::size_t>(std::max(1.0, std::round(s.model_k)));
+  s.time_at_model_k = run_for_cost(alg, p, bytes, kModel, true, 0, km).finish_time;
+  const auto max_k = static_cast<std::size_t>(4 * s.model_k) + 8;
+  for (std::size_t k = 1; k <= max_k; k = std::max(k + 1, k * 21 / 20)) {
+    const double t = run_for_cost(alg, p, bytes, kModel, true, 0, k).finish_time;
+    if (k == 1 || t < s.best_time) {
+      s.best_time = t;
+      s.best_k = k;
+    }
+  }
+  return s;
+}
+
+// The model's k* (the text's closed form) is near the best k on the sim: within a factor 2 of
+// it and, what matters, within 2% of the best time. (The sim is full duplex, so an interior
+// node forwards a packet in 2 message times rather than the 3 the proof of Lemma 13.2 counts
+// and its best k is somewhat larger: √(βn(2L-2)/2α) instead of √(βn(2L-3)/3α).)
+TEST(BcastReduce, ModelOptimalPacketCountIsNearTheSimulatedBest) {
+  for (const Algorithm* alg : bcast_reduce_algorithms()) {
+    if (alg->optimal_k == nullptr) continue;
+    for (const int p : {7, 16, 31, 64}) {
+      for (const std::size_t bytes : {std::size_t{1} << 14, std::size_t{1} << 17}) {
+        const KScan s = scan_k(*alg, p, bytes);
+        std::printf("%s/%s p=%d n=%zu: model k*=%.1f (T=%.1f), sim best k=%zu (T=%.1f)\n",
+                    collective_name(alg->coll), std::string(alg->name).c_str(), p, bytes,
+                    s.model_k, s.time_at_model_k, s.best_k, s.best_time);
+        EXPECT_LE(s.time_at_model_k, 1.02 * s.best_time) << alg->name << " p=" << p;
+        EXPECT_LE(double(s.best_k), 2 * s.model_k) << alg->name << " p=" << p;
+        EXPECT_GE(double(s.best_k), 0.5 * s.model_k) << alg->name << " p=" << p;
       }
     }
   }

@@ -141,5 +141,133 @@ TEST(GatherBarrier, BarrierTournamentMatchesFormula) {
   }
 }
 
+// ---- gather and scatter ------------------------------------------------------------------
+
+double thm13_9(int p, double n) {
+  return ceil_log2(p) * kModel.alpha + (p - 1) * n * kModel.beta;
+}
+
+void expect_rooted_cost(const Algorithm& alg, bool exact_for_every_p,
+                        double (*formula)(int, double)) {
+  for (int p = 1; p <= 70; ++p) {
+    for (const std::size_t bytes : {0u, 8u, 800u}) {
+      for (const int root : {0, p - 1, p / 3}) {
+        const sim::Stats st = run_for_cost(alg, p, bytes, kModel, false, root);
+        const double expect = formula(p, double(bytes));
+        EXPECT_EQ(alg.cost(query(p, double(bytes))), expect);
+        if (exact_for_every_p || pow2(p)) {
+          EXPECT_EQ(st.finish_time, expect) << alg.name << " p=" << p << " n=" << bytes
+                                            << " root=" << root;
+        } else {
+          EXPECT_LE(st.finish_time, expect) << alg.name << " p=" << p << " n=" << bytes
+                                            << " root=" << root;
+        }
+        // bytes moved: one block per rank (linear), a subtree's blocks per tree edge (binomial)
+        std::uint64_t moved = 0;
+        const BinomialTree tree{p, root};
+        for (int r = 0; r < p; ++r)
+          if (r != root)
+            moved += (alg.name == "linear" ? 1u : static_cast<unsigned>(tree.subtree_size(r))) * bytes;
+        EXPECT_EQ(st.total_bytes, moved) << alg.name << " p=" << p;
+        EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p - 1));
+      }
+    }
+  }
+  // Phantom runs at large p and n: the same formula, no bytes moved.
+  for (const int d : {10, 12}) {
+    const int p = 1 << d;
+    const std::size_t bytes = std::size_t{1} << 10;
+    const sim::Stats st = run_for_cost(alg, p, bytes, kModel, true, p / 3);
+    EXPECT_EQ(st.finish_time, formula(p, double(bytes))) << alg.name << " p=" << p;
+  }
+}
+
+double naive(int p, double n) { return (p - 1) * (kModel.alpha + n * kModel.beta); }
+
+TEST(GatherBarrier, GatherBinomialMatchesTheorem13_9) {
+  expect_rooted_cost(algorithms::kGatherBinomial, false, thm13_9);
+  // the rounds are the levels of the tree
+  for (const int p : {2, 8, 64})
+    EXPECT_EQ(run_for_cost(algorithms::kGatherBinomial, p, 80, kModel, false).rounds,
+              ceil_log2(p));
+}
+
+TEST(GatherBarrier, ScatterBinomialMatchesTheorem13_9) {
+  expect_rooted_cost(algorithms::kScatterBinomial, false, thm13_9);
+  for (const int p : {2, 8, 64})
+    EXPECT_EQ(run_for_cost(algorithms::kScatterBinomial, p, 80, kModel, false).rounds,
+              ceil_log2(p));
+}
+
+TEST(GatherBarrier, GatherLinearMatchesNaiveBound) {
+  expect_rooted_cost(algorithms::kGatherLinear, true, naive);
+}
+
+TEST(GatherBarrier, ScatterLinearMatchesNaiveBound) {
+  expect_rooted_cost(algorithms::kScatterLinear, true, naive);
+}
+
+/// In-place forms (the sweep passes distinct buffers): gather with sendbuf = the root's block
+/// inside recvbuf, scatter with recvbuf = the root's block inside sendbuf.
+void expect_in_place_rooted(const Algorithm& alg) {
+  for (const int p : {1, 2, 3, 5, 8, 13, 32}) {
+    for (const int root : {0, p - 1, p / 2}) {
+      const std::size_t count = 5;
+      const auto np = static_cast<std::size_t>(p);
+      std::vector<std::vector<std::int32_t>> bufs(np);
+      std::vector<std::int32_t> full(count * np);
+      for (std::size_t i = 0; i < full.size(); ++i) full[i] = static_cast<std::int32_t>(i * 7 + 1);
+      for (std::size_t r = 0; r < np; ++r) {
+        if (alg.coll == Collective::gather) {
+          // every rank holds its own block; the root's lives inside its p-block recvbuf
+          bufs[r].assign(static_cast<int>(r) == root ? full.size() : count, -1);
+          const std::size_t at = static_cast<int>(r) == root ? r * count : 0;
+          std::copy_n(full.begin() + static_cast<std::ptrdiff_t>(r * count), count,
+                      bufs[r].begin() + static_cast<std::ptrdiff_t>(at));
+        } else {
+          bufs[r].assign(static_cast<int>(r) == root ? full.size() : count, -1);
+          if (static_cast<int>(r) == root) bufs[r] = full;
+        }
+      }
+      sim::World world(p, kModel);
+      std::vector<CollArgs> args(np);
+      world.run([&](Comm& comm) {
+        const auto r = static_cast<std::size_t>(comm.rank());
+        CollArgs& a = args[r];
+        a.coll = alg.coll;
+        a.count = count;
+        a.elem_size = 4;
+        a.root = root;
+        const bool at_root = comm.rank() == root;
+        std::int32_t* own = bufs[r].data() + (at_root ? r * count : 0);
+        if (alg.coll == Collective::gather) {
+          a.sendbuf = own;
+          a.recvbuf = at_root ? bufs[r].data() : nullptr;
+        } else {
+          a.sendbuf = at_root ? bufs[r].data() : nullptr;
+          a.recvbuf = own;
+        }
+        return run_collective(comm, a, &alg);
+      });
+      for (std::size_t r = 0; r < np; ++r) {
+        if (alg.coll == Collective::gather && static_cast<int>(r) != root) continue;
+        if (alg.coll == Collective::gather || static_cast<int>(r) == root) {
+          EXPECT_EQ(bufs[r], full) << alg.name << " p=" << p << " root=" << root << " rank " << r;
+        } else {
+          const std::vector<std::int32_t> want(full.begin() + static_cast<std::ptrdiff_t>(r * count),
+                                               full.begin() + static_cast<std::ptrdiff_t>((r + 1) * count));
+          EXPECT_EQ(bufs[r], want) << alg.name << " p=" << p << " root=" << root << " rank " << r;
+        }
+      }
+    }
+  }
+}
+
+TEST(GatherBarrier, GatherAndScatterInPlace) {
+  for (const Algorithm* alg : all_algorithms())
+    if (alg->coll == Collective::gather || alg->coll == Collective::scatter)
+      expect_in_place_rooted(*alg);
+}
+
 }  // namespace
 }  // namespace fabcoll::testing

@@ -1,0 +1,99 @@
+// Pipelined binary-tree broadcast. Sanders et al. §13.1.2, Tree::pipelinedBroadcast,
+// Lemma 13.2 and Theorem 13.3, on the perfectly balanced in-order tree of §13.1.3 (Fig. 13.5):
+//   T(L, n, k) ≤ (2L + 3(k-1)) (α + β⌈n/k⌉),   L = ⌊log p⌋ (the tree's height)
+//   k* = sqrt(βn(2L - 3) / 3α) when that is ≥ 2, else 1;  T₂(k*) = 3βn + 2α log p + O(√(αβn log p))
+// Preconditions: none (any p, any root). The message is cut into k packets on element
+// boundaries (the first count mod k packets one element longer), k = args.packets.
+// The tree is built over root-relative numbers v = (rank - root + ⌊(p-1)/2⌋) mod p with its root
+// in the middle, so the height is ⌊log p⌋ for every root (broadcast needs no rank order).
+//
+//   packet:  i      i+1     each rank: receive packet i from its parent, then send it
+//   parent:  recv → send L, send R     to the left and the right child; all receives are
+//   step:    t      t+1     t+2        posted at once so packet i+1 arrives while i goes on
+#include <cmath>
+
+#include "algorithms/algorithms.hpp"
+#include "patterns/inorder_binary_tree.hpp"
+#include "patterns/ring.hpp"
+
+namespace fabcoll::algorithms {
+
+namespace {
+// Packet i of the message: whole elements only.
+// The rank at tree position v (-1 stays -1): the tree's middle maps to the root.
+int tree_rank(int v, int mid, int root, int p) { return v < 0 ? -1 : (v - mid + root + p) % p; }
+MutableBytes packet(MutableBytes buf, const EvenBlocks& packets, std::size_t elem_size,
+                    std::size_t i) {
+  return buf.subspan(packets.begin(i) * elem_size, packets.size(i) * elem_size);
+}
+}  // namespace
+
+Task<> bcast_pipelined_binary_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
+                                   std::size_t k, int root) {
+  const int p = ch.size();
+  const int mid = InorderBinaryTree::balanced_root(p);
+  const InorderBinaryTree tree{p, mid};
+  // root-relative numbering with the root in the middle of the tree
+  const int v = (ch.rank() - root + mid + p) % p;
+  const InorderBinaryTree::Node node = tree.node(v);
+  const int parent = tree_rank(node.parent, mid, root, p);
+  const int left = tree_rank(node.left, mid, root, p);
+  const int right = tree_rank(node.right, mid, root, p);
+
+  const std::size_t count = elem_size == 0 ? 0 : buf.size() / elem_size;
+  if (k == 0) k = 1;
+  const EvenBlocks packets{count, k};
+
+  std::vector<Transfer> recvs;
+  if (parent >= 0) {
+    recvs.reserve(k);
+    for (std::size_t i = 0; i < k; ++i)
+      recvs.push_back(
+          ch.recv(parent, packet(buf, packets, elem_size, i), static_cast<std::uint32_t>(i)));
+  }
+  TransferSet sends;
+  for (std::size_t i = 0; i < k; ++i) {
+    if (parent >= 0) {
+      Transfer& arrived = recvs[i];
+      co_await arrived;
+    }
+    const auto step = static_cast<std::uint32_t>(i);
+    if (left >= 0) sends.add(ch.send(left, packet(buf, packets, elem_size, i), step));
+    if (right >= 0) sends.add(ch.send(right, packet(buf, packets, elem_size, i), step));
+  }
+  co_await sends;
+}
+
+namespace {
+Task<> run_bcast_pipelined_binary_tree(Channel& ch, const CollArgs& a) {
+  return bcast_pipelined_binary_tree(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.packets,
+                                     a.root);
+}
+int height(int p) { return InorderBinaryTree::floor_log2(p); }
+double cost(const CostQuery& q) {
+  const double k = q.k >= 1 ? q.k : 1;
+  const int L = height(q.p);
+  if (q.p <= 1) return 0;
+  return (2 * L + 3 * (k - 1)) * (q.m.alpha + q.m.beta * std::ceil(q.n / k));
+}
+double optimal_k(const CostQuery& q) {
+  const int L = height(q.p);
+  const double k = std::sqrt(q.m.beta * q.n * (2 * L - 3) / (3 * q.m.alpha));
+  return k >= 2 ? k : 1;  // Lemma 13.2: the calculus optimum "if this value is ≥ 2"
+}
+}  // namespace
+
+const Algorithm kBcastPipelinedBinaryTree{
+    .name = "pipelined_binary_tree",
+    .coll = Collective::bcast,
+    .reference = "Sanders et al. §13.1.2–13.1.3, Lemma 13.2, Thm 13.3, Fig. 13.5",
+    .formula = "(2L + 3(k-1))(α + β⌈n/k⌉), L = ⌊log p⌋, k* = √(βn(2L-3)/3α)",
+    .needs_commutative = false,
+    .needs_power_of_two = false,
+    .cost = cost,
+    .optimal_k = optimal_k,
+    .run = run_bcast_pipelined_binary_tree,
+    .test = "bcast_reduce_test.BcastPipelinedBinaryTreeWithinLemma13_2",
+};
+
+}  // namespace fabcoll::algorithms

@@ -1,0 +1,56 @@
+// Linear (naive) gather: every rank sends its block straight to the root. Sanders et al.
+// §13.5.1: "all PEs send their message directly to PE 0. This takes communication time
+//   T(n, p) = (p - 1)(α + nβ)"
+// (the root's one receive port serialises the p - 1 messages).
+// Preconditions: none (any p, any root).
+//
+//   1 → 0
+//   2 → 0      all posted at once; the root receives each block in place
+//   3 → 0
+#include "algorithms/algorithms.hpp"
+
+namespace fabcoll::algorithms {
+
+Task<> gather_linear(Channel& ch, ConstBytes block, MutableBytes all, int root) {
+  const int p = ch.size();
+  const int me = ch.rank();
+  const std::size_t n = block.size();
+  if (me != root) {
+    Transfer out = ch.send(root, block);
+    co_await out;
+    co_return;
+  }
+  TransferSet arrivals;
+  for (int i = 1; i < p; ++i) {  // from root + 1 on, so every rank's message is first somewhere
+    const int r = (root + i) % p;
+    arrivals.add(ch.recv(r, all.subspan(static_cast<std::size_t>(r) * n, n)));
+  }
+  ch.copy(all.subspan(static_cast<std::size_t>(me) * n, n), block);  // no-op when in place
+  co_await arrivals;
+}
+
+namespace {
+Task<> run(Channel& ch, const CollArgs& a) {
+  const std::size_t n = a.bytes();
+  const bool at_root = ch.rank() == a.root;
+  const MutableBytes all =
+      at_root ? bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())) : MutableBytes{};
+  return gather_linear(ch, bytes_of(a.sendbuf, n), all, a.root);
+}
+double cost(const CostQuery& q) { return (q.p - 1) * (q.m.alpha + q.n * q.m.beta); }
+}  // namespace
+
+const Algorithm kGatherLinear{
+    .name = "linear",
+    .coll = Collective::gather,
+    .reference = "Sanders et al. §13.5.1 (naive gather)",
+    .formula = "(p − 1)(α + nβ)",
+    .needs_commutative = false,
+    .needs_power_of_two = false,
+    .cost = cost,
+    .optimal_k = nullptr,
+    .run = run,
+    .test = "gather_barrier_test.GatherLinearMatchesNaiveBound",
+};
+
+}  // namespace fabcoll::algorithms

@@ -41,6 +41,14 @@ Task<> gather_linear(Channel& ch, ConstBytes block, MutableBytes all, int root);
 /// may be the root's own block inside `all`).
 Task<> scatter_binomial(Channel& ch, ConstBytes all, MutableBytes block, int root);
 Task<> scatter_linear(Channel& ch, ConstBytes all, MutableBytes block, int root);
+extern const Algorithm kAllgatherRing;
+extern const Algorithm kAllgatherRecursiveDoubling;
+extern const Algorithm kAllgatherBruck;
+/// All-gather of equal blocks of n bytes: `all` holds p blocks in rank order, this rank's own
+/// block already in place on entry, every block on exit.
+Task<> allgather_ring(Channel& ch, MutableBytes all, std::size_t n);
+Task<> allgather_recursive_doubling(Channel& ch, MutableBytes all, std::size_t n);
+Task<> allgather_bruck(Channel& ch, MutableBytes all, std::size_t n);
 
 // ---- all-to-all(v), reduce-scatter, circular shift (registry_alltoall.cpp) -------------------
 // Uniform all-to-all: send holds p blocks of `block` bytes (block j for rank j), recv gets p

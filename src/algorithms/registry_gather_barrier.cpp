@@ -15,6 +15,9 @@ std::span<const Algorithm* const> gather_barrier_algorithms() {
       &algorithms::kGatherLinear,
       &algorithms::kScatterBinomial,
       &algorithms::kScatterLinear,
+      &algorithms::kAllgatherRing,
+      &algorithms::kAllgatherRecursiveDoubling,
+      &algorithms::kAllgatherBruck,
   };
   return kAll;
 }

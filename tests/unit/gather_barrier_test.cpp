@@ -269,5 +269,60 @@ TEST(GatherBarrier, GatherAndScatterInPlace) {
       expect_in_place_rooted(*alg);
 }
 
+// ---- all-gather ------------------------------------------------------------------------------
+
+std::vector<int> allgather_ps() {
+  std::vector<int> ps;
+  for (int p = 1; p <= 40; ++p) ps.push_back(p);
+  for (const int p : {63, 64, 100, 128, 257}) ps.push_back(p);
+  return ps;
+}
+
+TEST(GatherBarrier, AllgatherRingMatchesAlgorithm4_4) {
+  for (const int p : allgather_ps()) {
+    for (const std::size_t bytes : {0u, 8u, 800u}) {
+      const sim::Stats st = run_for_cost(algorithms::kAllgatherRing, p, bytes, kModel, false);
+      const double expect = (p - 1) * (kModel.alpha + double(bytes) * kModel.beta);
+      EXPECT_EQ(st.finish_time, expect) << "p=" << p << " n=" << bytes;
+      EXPECT_EQ(algorithms::kAllgatherRing.cost(query(p, double(bytes))), expect);
+      EXPECT_EQ(st.rounds, p - 1) << p;
+      EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p * (p - 1)));
+    }
+  }
+}
+
+TEST(GatherBarrier, AllgatherRecursiveDoublingMatchesCorollary13_10) {
+  for (const int p : allgather_ps()) {
+    for (const std::size_t bytes : {0u, 8u, 800u}) {
+      const bool big = p > 100;
+      const sim::Stats st =
+          run_for_cost(algorithms::kAllgatherRecursiveDoubling, p, bytes, kModel, big);
+      const double formula = algorithms::kAllgatherRecursiveDoubling.cost(query(p, double(bytes)));
+      if (pow2(p)) {  // Cor. 13.10, exactly: log p · α + (p − 1) n β
+        const double expect = floor_log2(p) * kModel.alpha + (p - 1) * double(bytes) * kModel.beta;
+        EXPECT_EQ(st.finish_time, expect) << "p=" << p << " n=" << bytes;
+        EXPECT_EQ(formula, expect);
+        EXPECT_EQ(st.rounds, floor_log2(p));
+      } else {  // the fold: a bound
+        EXPECT_LE(st.finish_time, formula) << "p=" << p << " n=" << bytes;
+        EXPECT_GE(st.finish_time, (floor_log2(p) + 2) * kModel.alpha) << p;
+      }
+    }
+  }
+}
+
+TEST(GatherBarrier, AllgatherBruckTakesCeilLogPRounds) {
+  for (const int p : allgather_ps()) {
+    for (const std::size_t bytes : {0u, 8u, 800u}) {
+      const sim::Stats st = run_for_cost(algorithms::kAllgatherBruck, p, bytes, kModel, false);
+      const double expect = ceil_log2(p) * kModel.alpha + (p - 1) * double(bytes) * kModel.beta;
+      EXPECT_EQ(st.finish_time, expect) << "p=" << p << " n=" << bytes;
+      EXPECT_EQ(algorithms::kAllgatherBruck.cost(query(p, double(bytes))), expect);
+      EXPECT_EQ(st.rounds, ceil_log2(p)) << p;
+      EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p * ceil_log2(p)));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fabcoll::testing

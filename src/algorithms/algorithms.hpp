@@ -49,6 +49,17 @@ extern const Algorithm kAllgatherBruck;
 Task<> allgather_ring(Channel& ch, MutableBytes all, std::size_t n);
 Task<> allgather_recursive_doubling(Channel& ch, MutableBytes all, std::size_t n);
 Task<> allgather_bruck(Channel& ch, MutableBytes all, std::size_t n);
+extern const Algorithm kAllgathervRing;
+extern const Algorithm kAllgathervBruck;
+/// All-gatherv: block b is counts[b] elements of elem_size bytes at element offset displs[b] of
+/// `buf` (which starts at recvbuf); this rank's own block already in place on entry.
+Task<> allgatherv_ring(Channel& ch, MutableBytes buf, const std::size_t* counts,
+                       const std::size_t* displs, std::size_t elem_size);
+Task<> allgatherv_bruck(Channel& ch, MutableBytes buf, const std::size_t* counts,
+                        const std::size_t* displs, std::size_t elem_size);
+/// The bytes an all-gatherv's recvbuf spans: max over blocks of (displs + counts) elements.
+std::size_t allgatherv_extent(int p, const std::size_t* counts, const std::size_t* displs,
+                              std::size_t elem_size);
 
 // ---- all-to-all(v), reduce-scatter, circular shift (registry_alltoall.cpp) -------------------
 // Uniform all-to-all: send holds p blocks of `block` bytes (block j for rank j), recv gets p

@@ -18,6 +18,8 @@ std::span<const Algorithm* const> gather_barrier_algorithms() {
       &algorithms::kAllgatherRing,
       &algorithms::kAllgatherRecursiveDoubling,
       &algorithms::kAllgatherBruck,
+      &algorithms::kAllgathervRing,
+      &algorithms::kAllgathervBruck,
   };
   return kAll;
 }

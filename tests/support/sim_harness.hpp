@@ -245,8 +245,12 @@ inline sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, c
   const bool big = alg.coll == Collective::alltoall || alg.coll == Collective::reduce_scatter_block ||
                    alg.coll == Collective::scatter || alg.coll == Collective::gather ||
                    alg.coll == Collective::allgather;
+  // allgatherv: uniform blocks of `count` elements, the allgather layout.
+  const bool gatherv = alg.coll == Collective::allgatherv;
+  std::vector<std::size_t> gv_counts(gatherv ? np : 0, count), gv_displs(gatherv ? np : 0);
+  for (std::size_t i = 0; i < gv_displs.size(); ++i) gv_displs[i] = i * count;
   // In phantom mode nothing is written, so one input and one output buffer serve all ranks.
-  const std::size_t per_rank = (big ? np : 1) * count + 1;
+  const std::size_t per_rank = (big || gatherv ? np : 1) * count + 1;
   const std::size_t nbuf = phantom ? 1 : np;
   // new double[] leaves the memory untouched: phantom runs of huge n commit no pages.
   std::vector<std::unique_ptr<double[]>> ins(nbuf), outs(nbuf);
@@ -268,6 +272,11 @@ inline sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, c
     a.recvbuf = out;
     a.sendbuf = ins[phantom ? 0 : ur].get();
     if (alg.coll == Collective::allgather) a.sendbuf = out + ur * count;
+    if (gatherv) {
+      a.counts = gv_counts.data();
+      a.displs = gv_displs.data();
+      a.sendbuf = out + ur * count;
+    }
     if (alg.coll == Collective::allreduce || alg.coll == Collective::scan ||
         alg.coll == Collective::exscan || alg.coll == Collective::bcast)
       a.sendbuf = a.recvbuf;

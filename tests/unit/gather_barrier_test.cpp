@@ -324,5 +324,70 @@ TEST(GatherBarrier, AllgatherBruckTakesCeilLogPRounds) {
   }
 }
 
+// ---- all-gatherv ---------------------------------------------------------------------------
+
+/// Modelled time of an all-gatherv with the sweep's uneven counts (zeros included), 8-byte
+/// elements; returns the stats and the largest block in bytes.
+sim::Stats run_uneven_allgatherv(const Algorithm& alg, int p, std::size_t base,
+                                 std::size_t& n_max) {
+  const auto np = static_cast<std::size_t>(p);
+  const std::vector<std::size_t> counts = uneven_counts(p, base, 17);
+  std::vector<std::size_t> displs(np);
+  std::size_t off = 0;
+  for (std::size_t i = 0; i < np; ++i) {
+    displs[i] = off;
+    off += counts[i];
+  }
+  n_max = 8 * *std::max_element(counts.begin(), counts.end());
+  std::vector<std::vector<double>> bufs(np, std::vector<double>(off + 1));
+  sim::World world(p, kModel);
+  std::vector<CollArgs> args(np);
+  return world.run([&](Comm& comm) {
+    const auto r = static_cast<std::size_t>(comm.rank());
+    CollArgs& a = args[r];
+    a.coll = Collective::allgatherv;
+    a.elem_size = 8;
+    a.count = counts[r];
+    a.counts = counts.data();
+    a.displs = displs.data();
+    a.recvbuf = bufs[r].data();
+    a.sendbuf = bufs[r].data() + displs[r];
+    return run_collective(comm, a, &alg);
+  });
+}
+
+TEST(GatherBarrier, AllgathervRingMatchesAlgorithm4_4) {
+  for (const int p : allgather_ps()) {
+    if (p > 100) continue;
+    for (const std::size_t bytes : {0u, 8u, 800u}) {  // equal blocks: exactly Algorithm 4.4
+      const sim::Stats st = run_for_cost(algorithms::kAllgathervRing, p, bytes, kModel, false);
+      const double expect = (p - 1) * (kModel.alpha + double(bytes) * kModel.beta);
+      EXPECT_EQ(st.finish_time, expect) << "p=" << p << " n=" << bytes;
+      EXPECT_EQ(algorithms::kAllgathervRing.cost(query(p, double(bytes))), expect);
+      EXPECT_EQ(st.rounds, p - 1) << p;
+    }
+    std::size_t n_max = 0;  // uneven blocks: bounded by the largest
+    const sim::Stats st = run_uneven_allgatherv(algorithms::kAllgathervRing, p, 40, n_max);
+    EXPECT_LE(st.finish_time, algorithms::kAllgathervRing.cost(query(p, double(n_max)))) << p;
+  }
+}
+
+TEST(GatherBarrier, AllgathervBruckTakesCeilLogPRounds) {
+  for (const int p : allgather_ps()) {
+    if (p > 100) continue;
+    for (const std::size_t bytes : {0u, 8u, 800u}) {
+      const sim::Stats st = run_for_cost(algorithms::kAllgathervBruck, p, bytes, kModel, false);
+      const double expect = ceil_log2(p) * kModel.alpha + (p - 1) * double(bytes) * kModel.beta;
+      EXPECT_EQ(st.finish_time, expect) << "p=" << p << " n=" << bytes;
+      EXPECT_EQ(algorithms::kAllgathervBruck.cost(query(p, double(bytes))), expect);
+      EXPECT_EQ(st.rounds, ceil_log2(p)) << p;
+    }
+    std::size_t n_max = 0;
+    const sim::Stats st = run_uneven_allgatherv(algorithms::kAllgathervBruck, p, 40, n_max);
+    EXPECT_LE(st.finish_time, algorithms::kAllgathervBruck.cost(query(p, double(n_max)))) << p;
+    EXPECT_EQ(st.rounds, ceil_log2(p)) << p;
+  }
+}
+
 }  // namespace
 }  // namespace fabcoll::testing

@@ -49,6 +49,8 @@ extern const Algorithm kAllgatherBruck;
 Task<> allgather_ring(Channel& ch, MutableBytes all, std::size_t n);
 Task<> allgather_recursive_doubling(Channel& ch, MutableBytes all, std::size_t n);
 Task<> allgather_bruck(Channel& ch, MutableBytes all, std::size_t n);
+extern const Algorithm kAllgatherMesh2d;
+Task<> allgather_mesh2d(Channel& ch, MutableBytes all, std::size_t n);
 extern const Algorithm kAllgathervRing;
 extern const Algorithm kAllgathervBruck;
 /// All-gatherv: block b is counts[b] elements of elem_size bytes at element offset displs[b] of

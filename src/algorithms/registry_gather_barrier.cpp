@@ -18,6 +18,7 @@ std::span<const Algorithm* const> gather_barrier_algorithms() {
       &algorithms::kAllgatherRing,
       &algorithms::kAllgatherRecursiveDoubling,
       &algorithms::kAllgatherBruck,
+      &algorithms::kAllgatherMesh2d,
       &algorithms::kAllgathervRing,
       &algorithms::kAllgathervBruck,
   };

@@ -9,6 +9,7 @@
 
 #include "algorithms/algorithms.hpp"
 #include "patterns/binomial_tree.hpp"
+#include "patterns/mesh2d.hpp"
 #include "support/sim_harness.hpp"
 
 namespace fabcoll::testing {
@@ -386,6 +387,28 @@ TEST(GatherBarrier, AllgathervBruckTakesCeilLogPRounds) {
     const sim::Stats st = run_uneven_allgatherv(algorithms::kAllgathervBruck, p, 40, n_max);
     EXPECT_LE(st.finish_time, algorithms::kAllgathervBruck.cost(query(p, double(n_max)))) << p;
     EXPECT_EQ(st.rounds, ceil_log2(p)) << p;
+  }
+}
+
+TEST(GatherBarrier, AllgatherMesh2dMatchesAlgorithm4_6) {
+  for (const int p : allgather_ps()) {
+    const Mesh2d mesh{p};
+    ASSERT_EQ(mesh.rows() * mesh.cols(), p);
+    ASSERT_LE(mesh.rows(), mesh.cols());
+    for (const std::size_t bytes : {0u, 8u, 800u}) {
+      const sim::Stats st = run_for_cost(algorithms::kAllgatherMesh2d, p, bytes, kModel, p > 100);
+      const double expect = (mesh.rows() + mesh.cols() - 2) * kModel.alpha +
+                            (p - 1) * double(bytes) * kModel.beta;
+      EXPECT_EQ(st.finish_time, expect) << "p=" << p << " n=" << bytes;
+      EXPECT_EQ(algorithms::kAllgatherMesh2d.cost(query(p, double(bytes))), expect);
+      EXPECT_EQ(st.rounds, mesh.rows() + mesh.cols() - 2) << p;
+    }
+  }
+  // the square mesh of the text: 2(√p − 1)α + (p − 1)nβ
+  for (const int q : {1, 2, 3, 8, 10}) {
+    const int p = q * q;
+    const sim::Stats st = run_for_cost(algorithms::kAllgatherMesh2d, p, 80, kModel, false);
+    EXPECT_EQ(st.finish_time, 2 * (q - 1) * kModel.alpha + (p - 1) * 80 * kModel.beta) << p;
   }
 }
 

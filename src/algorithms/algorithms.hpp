@@ -19,6 +19,15 @@ Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const Reduc
 // ---- all-reduce, scan, exscan (registry_allreduce_scan.cpp) ----------------------------------
 extern const Algorithm kAllreduceRecursiveDoubling;
 Task<> allreduce_recursive_doubling(Channel& ch, MutableBytes buf, const ReduceOp& op);
+extern const Algorithm kAllreduceRabenseifner;
+extern const Algorithm kAllreduceHybrid;
+/// LAWN 29 Fig. 4 with a given strategy S (bit j = S_j, tuning/lawn29.hpp); fold_halves picks
+/// the non-power-of-two fold. Buffers split on elem_size boundaries.
+Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem_size,
+                                 const ReduceOp& op, std::uint32_t strategy, bool fold_halves);
+Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op);
+Task<> allreduce_rabenseifner(Channel& ch, MutableBytes buf, std::size_t elem_size,
+                              const ReduceOp& op);
 
 // ---- barrier, gather, scatter, all-gather(v) (registry_gather_barrier.cpp) -------------------
 extern const Algorithm kBarrierDissemination;

@@ -6,8 +6,10 @@
 namespace fabcoll {
 
 std::span<const Algorithm* const> allreduce_scan_algorithms() {
-  static constexpr std::array<const Algorithm*, 1> kAll = {
+  static constexpr std::array kAll = {
       &algorithms::kAllreduceRecursiveDoubling,
+      &algorithms::kAllreduceRabenseifner,
+      &algorithms::kAllreduceHybrid,
   };
   return kAll;
 }

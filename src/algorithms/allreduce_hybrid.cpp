@@ -1,0 +1,187 @@
+// Hybrid global combine (all-reduce). van de Geijn, LAPACK Working Note 29, §3.4 Version 4
+// (Fig. 4) with the optimal strategy vector S̄ of Theorem 1 (Note 3).
+//   p = 2^d:  T = Corollary 4 = 2(d-k)α + (1 - 2^-(d-k)) n(2β + γ) + k(α + 2^-(d-k) n(β + γ)),
+//             k = the smallest integer with n >= 2^(d-k) α / (k(β+γ) + γ), at most d.
+//   other p:  the r = p - 2^⌊log p⌋ surplus ranks fold their whole vectors in first and get
+//             the result last: + (α + βn + γn) + (α + βn). This is the ideal time of the text's
+//             model; on the one-port sim the ranks that do not fold run ahead and their early
+//             messages can take the receive port of a rank that waits for an earlier message
+//             (allreduce_scan_test bounds the excess). The whole-vector fold rather than the
+//             halving one of Rabenseifner's example: the latter leaves a gap between the two
+//             fold messages that such an early message fills.
+// Preconditions: none. Non-commutative operators keep rank order (see below).
+//
+//   S_j = 1 (Version 3 step): swap halves with the neighbour, combine the kept half, recurse
+//   S_j = 0 (Version 2 step): swap the whole current vector, combine it, recurse
+//   unwinding: every halving step swaps the computed halves back (recursive doubling)
+//
+// Directions: the text combines in direction d-1 first. We walk the cube dimensions in the
+// mirrored order (dimension 0, i.e. distance 1, first; the text's direction j is our dimension
+// d-1-j), as the 13-rank Rabenseifner example (002_…) does. In the model every direction costs
+// the same, so the cost is unchanged; but now after each step a rank's partial result covers a
+// contiguous block of ranks, and the lower block is always the left operand, so the rank order
+// of non-commutative operators is kept.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include "algorithms/algorithms.hpp"
+#include "patterns/hypercube.hpp"
+#include "tuning/lawn29.hpp"
+
+namespace fabcoll::algorithms {
+
+namespace {
+
+// A range of elements [lo, hi) of the vector.
+struct Segment {
+  std::size_t lo = 0;
+  std::size_t hi = 0;
+  [[nodiscard]] std::size_t size() const { return hi - lo; }
+};
+
+MutableBytes part(MutableBytes buf, Segment s, std::size_t elem_size) {
+  return buf.subspan(s.lo * elem_size, s.size() * elem_size);
+}
+
+}  // namespace
+
+Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem_size,
+                                 const ReduceOp& op, std::uint32_t strategy, bool fold_halves) {
+  const Hypercube cube{ch.size()};
+  const int me = ch.rank();
+  const int d = cube.dim();
+  const std::size_t count = buf.size() / elem_size;
+  const MutableBytes tmp = ch.scratch(buf.size());
+  // The fold splits the vector into a lower half (the surplus rank combines it) and an upper
+  // half (the cube rank combines it).
+  const Segment lower{0, count / 2};
+  const Segment upper{count / 2, count};
+  // Steps: 0, 1 the fold; 2 + t the halving/exchange in dimension t; 2 + d + t its unwinding;
+  // 2 + 2d the result back to the surplus rank.
+  const auto back_step = static_cast<std::uint32_t>(2 + 2 * d);
+
+  if (cube.is_extra(me)) {
+    const int survivor = me + 1;
+    if (fold_halves) {
+      const MutableBytes theirs = part(tmp, Segment{0, lower.size()}, elem_size);
+      Transfer out = ch.send(survivor, part(buf, upper, elem_size), 0);
+      Transfer in = ch.recv(survivor, theirs, 0);
+      co_await out;
+      co_await in;
+      Transfer work = ch.combine_right(op, part(buf, lower, elem_size), theirs);
+      co_await work;
+      Transfer back = ch.send(survivor, part(buf, lower, elem_size), 1);
+      co_await back;
+    } else {
+      Transfer out = ch.send(survivor, buf, 0);
+      co_await out;
+    }
+    Transfer result = ch.recv(survivor, buf, back_step);
+    co_await result;
+    co_return;
+  }
+  if (cube.has_extra(me)) {
+    const int extra = me - 1;  // the lower rank: its data is the left operand
+    if (fold_halves) {
+      const MutableBytes theirs = part(tmp, Segment{0, upper.size()}, elem_size);
+      Transfer out = ch.send(extra, part(buf, lower, elem_size), 0);
+      Transfer in = ch.recv(extra, theirs, 0);
+      co_await out;
+      co_await in;
+      Transfer work = ch.combine_left(op, theirs, part(buf, upper, elem_size));
+      co_await work;
+      Transfer rest = ch.recv(extra, part(buf, lower, elem_size), 1);
+      co_await rest;
+    } else {
+      Transfer in = ch.recv(extra, tmp, 0);
+      co_await in;
+      Transfer work = ch.combine_left(op, tmp, buf);
+      co_await work;
+    }
+  }
+
+  // Invariant after step t: `mine` holds, for its elements, the combine of the 2^(t+1) cube
+  // positions that agree with v above bit t (a contiguous block of ranks); the halves handed
+  // away are remembered in `given` for the unwinding.
+  const int v = cube.vrank(me);
+  std::array<Segment, 32> given{};
+  Segment mine{0, count};
+  for (int t = 0; t < d; ++t) {
+    const int pv = Hypercube::partner(v, t);
+    const int partner = cube.rank(pv);
+    const auto step = static_cast<std::uint32_t>(2 + t);
+    const bool halve = ((strategy >> (d - 1 - t)) & 1u) != 0;  // S_j, j = d-1-t
+    Segment out_seg = mine;
+    if (halve) {
+      const std::size_t mid = mine.lo + mine.size() / 2;
+      const Segment low{mine.lo, mid};
+      const Segment high{mid, mine.hi};
+      mine = v < pv ? low : high;
+      out_seg = v < pv ? high : low;
+      given[static_cast<std::size_t>(t)] = out_seg;
+    }
+    const MutableBytes theirs = part(tmp, Segment{0, mine.size()}, elem_size);
+    Transfer out = ch.send(partner, part(buf, out_seg, elem_size), step);
+    Transfer in = ch.recv(partner, theirs, step);
+    co_await out;
+    co_await in;
+    Transfer work = pv < v ? ch.combine_left(op, theirs, part(buf, mine, elem_size))
+                           : ch.combine_right(op, part(buf, mine, elem_size), theirs);
+    co_await work;
+  }
+  for (int t = d - 1; t >= 0; --t) {
+    const bool halve = ((strategy >> (d - 1 - t)) & 1u) != 0;
+    if (!halve) continue;
+    const int partner = cube.rank(Hypercube::partner(v, t));
+    const auto step = static_cast<std::uint32_t>(2 + d + t);
+    const Segment other = given[static_cast<std::size_t>(t)];
+    Transfer out = ch.send(partner, part(buf, mine, elem_size), step);
+    Transfer in = ch.recv(partner, part(buf, other, elem_size), step);
+    co_await out;
+    co_await in;
+    mine = Segment{std::min(mine.lo, other.lo), std::max(mine.hi, other.hi)};
+  }
+  if (cube.has_extra(me)) {
+    Transfer out = ch.send(me - 1, buf, back_step);
+    co_await out;
+  }
+}
+
+Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size,
+                        const ReduceOp& op) {
+  const Hypercube cube{ch.size()};
+  const auto n = static_cast<double>(buf.size());
+  return allreduce_hybrid_strategy(ch, buf, elem_size, op,
+                                   tuning::theorem1_strategy(n, cube.dim(), ch.model()),
+                                   /*fold_halves=*/false);
+}
+
+namespace {
+Task<> run_hybrid(Channel& ch, const CollArgs& a) {
+  return allreduce_hybrid(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.op);
+}
+double cost_hybrid(const CostQuery& q) {
+  const Hypercube cube{q.p};
+  double t = tuning::corollary4_cost(q.n, cube.dim(), q.m);
+  if (!cube.power_of_two())
+    t += tuning::fold_cost(false, q.n, q.m) + q.m.alpha + q.m.beta * q.n;
+  return t;
+}
+}  // namespace
+
+const Algorithm kAllreduceHybrid{
+    .name = "hybrid",
+    .coll = Collective::allreduce,
+    .reference = "LAWN 29 §3.4 Version 4, Theorem 1, Corollary 4",
+    .formula = "2(d-k)α + (1-2^-(d-k))n(2β+γ) + k(α + 2^-(d-k)n(β+γ)), k of Theorem 1; "
+               "+ 2(α + βn) + γn when p ≠ 2^d",
+    .needs_commutative = false,
+    .needs_power_of_two = false,
+    .cost = cost_hybrid,
+    .optimal_k = nullptr,
+    .run = run_hybrid,
+    .test = "allreduce_scan_test.AllreduceHybridMatchesCorollary4",
+};
+
+}  // namespace fabcoll::algorithms

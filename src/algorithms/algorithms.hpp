@@ -28,6 +28,14 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
 Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op);
 Task<> allreduce_rabenseifner(Channel& ch, MutableBytes buf, std::size_t elem_size,
                               const ReduceOp& op);
+extern const Algorithm kScanHypercube;
+extern const Algorithm kExscanHypercube;
+/// Sanders et al. §13.3 hypercube prefix: inclusive (scan) or exclusive (exscan) in place.
+Task<> prefix_hypercube(Channel& ch, MutableBytes buf, const ReduceOp& op, bool exclusive);
+extern const Algorithm kAllreduceRing;
+Task<> allreduce_ring(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op);
+extern const Algorithm kAllreduceReduceBcast;
+Task<> allreduce_reduce_bcast(Channel& ch, MutableBytes buf, const ReduceOp& op);
 
 // ---- barrier, gather, scatter, all-gather(v) (registry_gather_barrier.cpp) -------------------
 extern const Algorithm kBarrierDissemination;

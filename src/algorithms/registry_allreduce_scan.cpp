@@ -10,6 +10,10 @@ std::span<const Algorithm* const> allreduce_scan_algorithms() {
       &algorithms::kAllreduceRecursiveDoubling,
       &algorithms::kAllreduceRabenseifner,
       &algorithms::kAllreduceHybrid,
+      &algorithms::kAllreduceRing,
+      &algorithms::kAllreduceReduceBcast,
+      &algorithms::kScanHypercube,
+      &algorithms::kExscanHypercube,
   };
   return kAll;
 }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "algorithms/algorithms.hpp"
+#include "patterns/binomial_tree.hpp"
 #include "patterns/hypercube.hpp"
 #include "support/sim_harness.hpp"
 #include "tuning/lawn29.hpp"
@@ -275,6 +276,102 @@ TEST(AllreduceScan, AllreduceHybridWithMixedStrategiesMatchesTheSerialReference)
     }
   }
   free_user_op(matmul);
+}
+
+// ---- scan and exscan: Sanders et al. Theorem 13.6 ----------------------------------------
+
+void check_prefix_hypercube(const Algorithm& alg, int gamma_terms_minus_2d) {
+  // p = 2^d: exactly d(α + βn) (Theorem 13.6) plus our γ terms, d rounds, d messages per rank.
+  for (int d = 0; d <= 10; ++d) {
+    const int p = 1 << d;
+    for (const std::size_t bytes : {std::size_t{8}, std::size_t{8000}}) {
+      const sim::Stats st = run_for_cost(alg, p, bytes, kModel, d >= 8);
+      const double n = double(bytes);
+      const double gammas = d == 0 ? 0 : 2 * d + gamma_terms_minus_2d;
+      const double expect = d * (kModel.alpha + kModel.beta * n) + gammas * kModel.gamma * n;
+      EXPECT_EQ(st.finish_time, expect) << alg.name << " p=" << p << " n=" << n;
+      EXPECT_EQ(st.finish_time, alg.cost(query(n, p, kModel)));
+      EXPECT_EQ(st.rounds, d);
+      EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(d * p));
+    }
+  }
+  // Other p: the incomplete cube of dimension ⌈log p⌉; the formula is an upper bound and the
+  // communication alone a lower one.
+  for (int p = 3; p <= 130; ++p) {
+    const int dims = BinomialTree::ceil_log2(p);
+    const sim::Stats st = run_for_cost(alg, p, 800, kModel, true);
+    EXPECT_LE(st.finish_time, alg.cost(query(800, p, kModel))) << alg.name << " p=" << p;
+    EXPECT_GE(st.finish_time, dims * (kModel.alpha + kModel.beta * 800)) << alg.name << " p=" << p;
+  }
+}
+
+TEST(AllreduceScan, ScanHypercubeMatchesTheorem13_6) {
+  check_prefix_hypercube(algorithms::kScanHypercube, -1);
+}
+
+TEST(AllreduceScan, ExscanHypercubeMatchesTheorem13_6) {
+  check_prefix_hypercube(algorithms::kExscanHypercube, -2);
+}
+
+// ---- all-reduce: ring, and LAWN 29 Version 1 --------------------------------------------------
+
+TEST(AllreduceScan, AllreduceRingMatchesFormula) {
+  // p dividing the element count: exactly 2(p-1)α + (p-1)/p·n(2β + γ), 2(p-1) rounds.
+  for (const int p : {1, 2, 3, 5, 8, 12, 13, 32, 64}) {
+    for (const std::size_t per_rank : {std::size_t{1}, std::size_t{100}}) {
+      const std::size_t bytes = 8 * static_cast<std::size_t>(p) * per_rank;
+      const double n = double(bytes);
+      const sim::Stats st = run_for_cost(algorithms::kAllreduceRing, p, bytes, kModel, false);
+      const double expect = 2 * (p - 1) * kModel.alpha +
+                            double(p - 1) / p * n * (2 * kModel.beta + kModel.gamma);
+      EXPECT_EQ(st.finish_time, expect) << "p=" << p << " n=" << n;
+      EXPECT_EQ(st.finish_time, algorithms::kAllreduceRing.cost(query(n, p, kModel)));
+      EXPECT_EQ(st.rounds, 2 * (p - 1));
+      EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(2 * (p - 1) * p));
+    }
+  }
+  // Uneven blocks: every step takes the largest block's time at most.
+  for (const int p : {3, 7, 13}) {
+    const std::size_t count = 10 * static_cast<std::size_t>(p) + 1;
+    const sim::Stats st = run_for_cost(algorithms::kAllreduceRing, p, count * 8, kModel, false);
+    const double block = 8.0 * double((count + static_cast<std::size_t>(p) - 1) / static_cast<std::size_t>(p));
+    EXPECT_LE(st.finish_time, 2 * (p - 1) * (kModel.alpha + kModel.beta * block) +
+                                  (p - 1) * kModel.gamma * block);
+  }
+}
+
+TEST(AllreduceScan, AllreduceReduceBcastMatchesLawn29Version1) {
+  // p = 2^d: 2d(α + nβ) + dnγ exactly (LAWN 29 §3.1); otherwise the ⌈log p⌉ bound.
+  for (int d = 0; d <= 10; ++d) {
+    const int p = 1 << d;
+    for (const std::size_t bytes : {std::size_t{8}, std::size_t{8000}}) {
+      const double n = double(bytes);
+      const sim::Stats st =
+          run_for_cost(algorithms::kAllreduceReduceBcast, p, bytes, kModel, d >= 8);
+      EXPECT_EQ(st.finish_time, 2 * d * (kModel.alpha + n * kModel.beta) + d * n * kModel.gamma)
+          << "p=" << p << " n=" << n;
+      EXPECT_EQ(st.finish_time, algorithms::kAllreduceReduceBcast.cost(query(n, p, kModel)));
+      EXPECT_EQ(st.rounds, 2 * d);
+      EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(2 * (p - 1)));
+    }
+  }
+  for (int p = 3; p <= 100; ++p) {
+    const sim::Stats st = run_for_cost(algorithms::kAllreduceReduceBcast, p, 800, kModel, true);
+    EXPECT_LE(st.finish_time, algorithms::kAllreduceReduceBcast.cost(query(800, p, kModel))) << p;
+  }
+}
+
+TEST(AllreduceScan, Lawn29VersionsOrderAsTheTextSays) {
+  // "the time complexity of Version 1 always exceeds that of Version 2 by d(α + nβ)"; and the
+  // modelled times of Versions 1, 2, 3 agree with their formulas at p = 64.
+  const int d = 6;
+  const int p = 1 << d;
+  for (const std::size_t bytes : {std::size_t{8 * 64}, std::size_t{8 * 64 * 64}}) {
+    const double n = double(bytes);
+    const double v1 = run_for_cost(algorithms::kAllreduceReduceBcast, p, bytes, kModel, true).finish_time;
+    const double v2 = run_for_cost(algorithms::kAllreduceRecursiveDoubling, p, bytes, kModel, true).finish_time;
+    EXPECT_EQ(v1 - v2, d * (kModel.alpha + n * kModel.beta));
+  }
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+// All-reduce as a tree reduce to rank 0 followed by a tree broadcast. van de Geijn, LAPACK
+// Working Note 29, §3.1 Version 1 (Fig. 1), over the binomial (minimum spanning) tree of
+// Sanders et al. §13.1.1/§13.2 (reduce_binomial.cpp, bcast_binomial.cpp).
+//   p = 2^d:  T = 2d(α + βn) + dγn   (LAWN 29: "2d(α + nβ) + dnγ"; exact)
+//   other p:  T ≤ ⌈log p⌉(2α + 2βn + γn)
+// Preconditions: none. Non-commutative operators keep rank order (the reduce is rooted at rank
+// 0, where the binomial tree's subtrees are contiguous rank ranges).
+//
+//   reduce:  1→0 3→2 | 2→0 | …     partial results flow up the tree, combined in rank order
+//   bcast:   0→4 | 0→2 4→6 | …     the result flows back down the same tree
+#include "algorithms/algorithms.hpp"
+#include "patterns/binomial_tree.hpp"
+
+namespace fabcoll::algorithms {
+
+Task<> allreduce_reduce_bcast(Channel& ch, MutableBytes buf, const ReduceOp& op) {
+  // In place at the root (reduce_binomial allows out to alias in there); elsewhere the reduce
+  // only reads buf, and its sends have completed when it returns.
+  Task<> reduce = reduce_binomial(ch, buf, buf, op, 0);
+  co_await reduce;
+  Task<> bcast = bcast_binomial(ch, buf, 0);
+  co_await bcast;
+}
+
+namespace {
+Task<> run_reduce_bcast(Channel& ch, const CollArgs& a) {
+  return allreduce_reduce_bcast(ch, bytes_of(a.recvbuf, a.bytes()), a.op);
+}
+double cost_reduce_bcast(const CostQuery& q) {
+  const auto& m = q.m;
+  return BinomialTree::ceil_log2(q.p) * (2 * (m.alpha + m.beta * q.n) + m.gamma * q.n);
+}
+}  // namespace
+
+const Algorithm kAllreduceReduceBcast{
+    .name = "reduce_bcast",
+    .coll = Collective::allreduce,
+    .reference = "LAWN 29 §3.1 Version 1; Sanders et al. §13.1.1, §13.2 (binomial trees)",
+    .formula = "⌈log p⌉(2α + 2βn + γn)",
+    .needs_commutative = false,
+    .needs_power_of_two = false,
+    .cost = cost_reduce_bcast,
+    .optimal_k = nullptr,
+    .run = run_reduce_bcast,
+    .test = "allreduce_scan_test.AllreduceReduceBcastMatchesLawn29Version1",
+};
+
+}  // namespace fabcoll::algorithms

@@ -1,0 +1,75 @@
+// Ring all-reduce: ring reduce-scatter, then ring all-gather. Grama et al. ch. 4 (003_…, 004_…
+// Algorithms 4.4 and 4.5: all-to-all reduction and all-to-all broadcast on a ring), the
+// bandwidth-optimal all-reduce of the texts' α-β-γ model.
+//   T = 2(p-1)α + 2(p-1)/p·βn + (p-1)/p·γn   (exact when p divides the element count; otherwise
+//   the largest block, ⌈count/p⌉ elements, sets each step's time)
+// Preconditions: a commutative operator (needs_commutative = true): block b is combined along
+// the ring b+1, b+2, …, p-1, 0, …, b, which wraps around rank order.
+//
+//   0 → 1 → 2 → … → p-1 → 0    reduce-scatter step s: r sends block r-s-1, combines block r-s-2
+//                              all-gather step s: r sends block r-s, receives block r-s-1
+//   after p-1 steps of each, rank r first owns the reduced block r, then every block.
+#include "algorithms/algorithms.hpp"
+#include "patterns/ring.hpp"
+
+namespace fabcoll::algorithms {
+
+Task<> allreduce_ring(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op) {
+  const int p = ch.size();
+  const int me = ch.rank();
+  if (p == 1) co_return;
+  const Ring ring{p};
+  const EvenBlocks blocks{buf.size() / elem_size, static_cast<std::size_t>(p)};
+  const auto block = [&](int b) {
+    const auto ub = static_cast<std::size_t>(b);
+    return buf.subspan(blocks.begin(ub) * elem_size, blocks.size(ub) * elem_size);
+  };
+  const MutableBytes tmp = ch.scratch(blocks.max_size() * elem_size);
+  // Reduce-scatter: block r-s-2 arrives carrying the combine of ranks r-s-1 … r-1 (those before
+  // me on its path) and absorbs my contribution.
+  for (int s = 0; s + 1 < p; ++s) {
+    const MutableBytes mine = block(ring.mod(me - s - 2));
+    const MutableBytes theirs = tmp.subspan(0, mine.size());
+    const auto step = static_cast<std::uint32_t>(s);
+    Transfer out = ch.send(ring.right(me), block(ring.mod(me - s - 1)), step);
+    Transfer in = ch.recv(ring.left(me), theirs, step);
+    co_await out;
+    co_await in;
+    Transfer work = ch.combine_left(op, theirs, mine);
+    co_await work;
+  }
+  // All-gather: rank r owns the reduced block r; pass blocks on around the ring.
+  for (int s = 0; s + 1 < p; ++s) {
+    const auto step = static_cast<std::uint32_t>(p - 1 + s);
+    Transfer out = ch.send(ring.right(me), block(ring.send_block(me, s)), step);
+    Transfer in = ch.recv(ring.left(me), block(ring.recv_block(me, s)), step);
+    co_await out;
+    co_await in;
+  }
+}
+
+namespace {
+Task<> run_ring(Channel& ch, const CollArgs& a) {
+  return allreduce_ring(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.op);
+}
+double cost_ring(const CostQuery& q) {
+  const double p = q.p;
+  const auto& m = q.m;
+  return 2 * (p - 1) * m.alpha + (p - 1) / p * q.n * (2 * m.beta + m.gamma);
+}
+}  // namespace
+
+const Algorithm kAllreduceRing{
+    .name = "ring",
+    .coll = Collective::allreduce,
+    .reference = "Grama et al. ch. 4 (Algorithms 4.4, 4.5: ring all-to-all reduction + broadcast)",
+    .formula = "2(p-1)α + (p-1)/p·n(2β + γ)",
+    .needs_commutative = true,
+    .needs_power_of_two = false,
+    .cost = cost_ring,
+    .optimal_k = nullptr,
+    .run = run_ring,
+    .test = "allreduce_scan_test.AllreduceRingMatchesFormula",
+};
+
+}  // namespace fabcoll::algorithms

@@ -1,0 +1,523 @@
+// The libfabric transport on a world of threads in one process: every thread is a rank with its
+// own ofi::Endpoint (its own fabric, domain and RDM endpoint) over a shared in-memory bootstrap
+// store, and its own Progress. A conformance suite (ordering per (source, tag) across both
+// protocols, unexpected messages, zero bytes, rendezvous without staging, thousands of
+// outstanding transfers, truncation), then collectives end to end, for each provider that can
+// open here: sockets, tcp;ofi_rxm, shm.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/store.hpp"
+#include "collectives/collectives.hpp"
+#include "engine/communicator.hpp"
+#include "engine/datatype.hpp"
+#include "engine/progress.hpp"
+#include "transports/ofi/ofi.hpp"
+
+namespace fabcoll {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kWaitSeconds = 30;
+
+/// One rank of a thread world.
+struct RankCtx {
+  int rank;
+  int size;
+  ofi::Endpoint& ep;
+  Progress& progress;
+  Store& store;
+};
+
+/// Whether provider opens here (a world of one); the reason when it does not.
+bool provider_opens(const std::string& provider, std::string& why) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> cache;  // provider -> "" (opens) or the reason
+  const std::lock_guard lock(mutex);
+  auto it = cache.find(provider);
+  if (it == cache.end()) {
+    std::string reason;
+    try {
+      MemoryStore store(std::make_shared<MemoryStoreHub>(), 0, 1);
+      ofi::Endpoint ep(store, ofi::Options{provider, 5.0});
+    } catch (const std::exception& e) {
+      reason = e.what();
+      if (reason.empty()) reason = "unknown error";
+    }
+    it = cache.emplace(provider, reason).first;
+  }
+  why = it->second;
+  return why.empty();
+}
+
+/// Runs body on p threads, each a rank with its own endpoint.
+void run_world(const ofi::Options& opts, int p, const std::function<void(RankCtx&)>& body) {
+  auto hub = std::make_shared<MemoryStoreHub>();
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        MemoryStore store(hub, r, p);
+        ofi::Endpoint ep(store, opts);
+        Progress progress;
+        progress.add_transport(&ep);
+        RankCtx ctx{r, p, ep, progress, store};
+        body(ctx);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "rank " << r << ": " << e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+}
+
+Transfer post(RankCtx& c, OpKind kind, int peer, std::uint64_t tag, void* buf, std::size_t n) {
+  auto* op = new PostedOp;
+  op->kind = kind;
+  op->peer = peer;
+  op->tag = tag;
+  op->size = n;
+  op->transport = &c.ep;
+  if (kind == OpKind::send) {
+    op->send_data = static_cast<const std::byte*>(buf);
+    c.ep.post_send(op);
+  } else {
+    op->recv_data = static_cast<std::byte*>(buf);
+    c.ep.post_recv(op);
+  }
+  return Transfer(op, &c.progress);
+}
+
+Transfer send(RankCtx& c, int peer, std::uint64_t tag, const void* buf, std::size_t n) {
+  return post(c, OpKind::send, peer, tag, const_cast<void*>(buf), n);
+}
+Transfer recv(RankCtx& c, int peer, std::uint64_t tag, void* buf, std::size_t n) {
+  return post(c, OpKind::recv, peer, tag, buf, n);
+}
+
+/// Progresses until every transfer finished; false on the deadline.
+bool wait_all(RankCtx& c, const std::vector<Transfer*>& ts, double seconds = kWaitSeconds) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    const bool done = std::all_of(ts.begin(), ts.end(), [](const Transfer* t) { return t->finished(); });
+    if (done) return true;
+    if (Clock::now() > deadline) return false;
+    c.progress.poll();
+  }
+}
+bool wait_all(RankCtx& c, std::vector<Transfer>& ts, double seconds = kWaitSeconds) {
+  std::vector<Transfer*> ptrs;
+  for (Transfer& t : ts) ptrs.push_back(&t);
+  return wait_all(c, ptrs, seconds);
+}
+
+Errc error_of(const Transfer& t) {
+  return t.op()->state.load() == OpState::failed ? t.op()->error : Errc::success;
+}
+
+/// A byte pattern that names (source, sequence, offset).
+std::byte pattern(int src, std::size_t seq, std::size_t i) {
+  return static_cast<std::byte>((static_cast<std::size_t>(src) * 131 + seq * 31 + i * 7 + (i >> 8)) & 0xff);
+}
+std::vector<std::byte> make_payload(int src, std::size_t seq, std::size_t n) {
+  std::vector<std::byte> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = pattern(src, seq, i);
+  return v;
+}
+bool check_payload(const std::byte* p, int src, std::size_t seq, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (p[i] != pattern(src, seq, i)) return false;
+  return true;
+}
+
+/// A store-based barrier that keeps progressing (peers may need our progress meanwhile).
+void progress_barrier(RankCtx& c, const std::string& name) {
+  c.store.put("test/" + name + "/" + std::to_string(c.rank), "1");
+  for (int r = 0; r < c.size; ++r) {
+    const std::string key = "test/" + name + "/" + std::to_string(r);
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      c.progress.poll();
+      try {
+        (void)c.store.get(key, 0.0005);
+        break;
+      } catch (const EngineError&) {
+        if (Clock::now() > deadline) throw;
+      }
+    }
+  }
+}
+
+class OfiConformance : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!provider_opens(GetParam(), why))
+      GTEST_SKIP() << "libfabric provider '" << GetParam() << "' cannot open here: " << why;
+  }
+  [[nodiscard]] ofi::Options options(std::size_t eager_limit = 16384) const {
+    ofi::Options o;
+    o.provider = GetParam();
+    o.timeout_s = 20;
+    o.eager_limit = eager_limit;
+    return o;
+  }
+};
+
+// Messages with equal (source, tag) match in send order, also when eager messages and
+// rendezvous messages (RTS on the same tag) interleave; different tags do not interfere.
+TEST_P(OfiConformance, OrderingPerSourceAndTag) {
+  constexpr std::size_t kEager = 256;
+  constexpr std::size_t kPerTag = 40;
+  run_world(options(kEager), 3, [&](RankCtx& c) {
+    auto size_of = [](std::size_t seq) { return seq % 3 == 2 ? 3 * kEager + seq : 8 + seq; };
+    std::vector<std::vector<std::byte>> out;
+    std::vector<std::vector<std::byte>> in;
+    std::vector<Transfer> ts;
+    struct Expect {
+      int src;
+      std::size_t seq;
+      std::size_t index;
+    };
+    std::vector<Expect> expect;
+    for (int peer = 0; peer < c.size; ++peer) {
+      if (peer == c.rank) continue;
+      for (std::uint64_t tag : {7u, 9u}) {
+        for (std::size_t s = 0; s < kPerTag; ++s) {
+          const std::size_t seq = s * 2 + (tag == 9 ? 1 : 0);
+          in.emplace_back(size_of(seq));
+          expect.push_back(Expect{peer, seq, in.size() - 1});
+          ts.push_back(recv(c, peer, tag, in.back().data(), in.back().size()));
+        }
+      }
+    }
+    for (int peer = 0; peer < c.size; ++peer) {
+      if (peer == c.rank) continue;
+      for (std::size_t s = 0; s < kPerTag; ++s) {  // tags interleaved in send order
+        for (std::uint64_t tag : {9u, 7u}) {
+          const std::size_t seq = s * 2 + (tag == 9 ? 1 : 0);
+          out.push_back(make_payload(c.rank, seq, size_of(seq)));
+          ts.push_back(send(c, peer, tag, out.back().data(), out.back().size()));
+        }
+      }
+    }
+    ASSERT_TRUE(wait_all(c, ts)) << "rank " << c.rank << " timed out";
+    for (const Transfer& t : ts) ASSERT_EQ(error_of(t), Errc::success) << t.op()->message;
+    for (const Expect& e : expect) {
+      const std::vector<std::byte>& b = in[e.index];
+      EXPECT_TRUE(check_payload(b.data(), e.src, e.seq, b.size()))
+          << "rank " << c.rank << " got message " << e.seq << " from " << e.src << " out of order";
+    }
+    if (c.ep.rendezvous_enabled()) {
+      EXPECT_GT(c.ep.stats().rendezvous_messages, 0u);
+    }
+    progress_barrier(c, "ordering");
+  });
+}
+
+// Sends posted (and delivered) before the receives exist: eager payloads and RTSs wait in the
+// provider as unexpected messages; receives posted later in another order still match.
+TEST_P(OfiConformance, UnexpectedMessages) {
+  constexpr std::size_t kEager = 1024;
+  constexpr std::size_t kCount = 24;
+  run_world(options(kEager), 2, [&](RankCtx& c) {
+    auto size_of = [](std::size_t i) { return i % 2 == 0 ? 100 + i : 5000 + i; };
+    if (c.rank == 0) {
+      std::vector<std::vector<std::byte>> out;
+      std::vector<Transfer> ts;
+      for (std::size_t i = 0; i < kCount; ++i) {
+        out.push_back(make_payload(0, i, size_of(i)));
+        ts.push_back(send(c, 1, 100 + i, out.back().data(), out.back().size()));
+      }
+      // Eager sends complete locally; let them leave before the receiver starts.
+      const auto until = Clock::now() + std::chrono::milliseconds(100);
+      while (Clock::now() < until) c.progress.poll();
+      c.store.put("test/unexpected/sent", "1");
+      ASSERT_TRUE(wait_all(c, ts));
+      for (const Transfer& t : ts) EXPECT_EQ(error_of(t), Errc::success) << t.op()->message;
+    } else {
+      (void)c.store.get("test/unexpected/sent", 20);
+      const auto until = Clock::now() + std::chrono::milliseconds(50);
+      while (Clock::now() < until) c.progress.poll();  // messages arrive with no receive posted
+      std::vector<std::vector<std::byte>> in(kCount);
+      std::vector<Transfer> ts;
+      for (std::size_t k = 0; k < kCount; ++k) {
+        const std::size_t i = kCount - 1 - k;  // reverse tag order
+        in[i].resize(size_of(i) + 16);
+        ts.push_back(recv(c, 0, 100 + i, in[i].data(), in[i].size()));
+      }
+      ASSERT_TRUE(wait_all(c, ts));
+      for (std::size_t k = 0; k < kCount; ++k) {
+        const std::size_t i = kCount - 1 - k;
+        ASSERT_EQ(error_of(ts[k]), Errc::success) << ts[k].op()->message;
+        EXPECT_EQ(ts[k].received(), size_of(i));
+        EXPECT_TRUE(check_payload(in[i].data(), 0, i, size_of(i))) << "message " << i;
+      }
+    }
+    progress_barrier(c, "unexpected");
+  });
+}
+
+TEST_P(OfiConformance, ZeroByteMessages) {
+  run_world(options(), 2, [&](RankCtx& c) {
+    const int peer = 1 - c.rank;
+    std::vector<Transfer> ts;
+    std::byte guard[4] = {std::byte{0x5a}, std::byte{0x5a}, std::byte{0x5a}, std::byte{0x5a}};
+    ts.push_back(recv(c, peer, 1, nullptr, 0));
+    ts.push_back(recv(c, peer, 2, guard, sizeof guard));  // a zero-byte message into 4 bytes
+    ts.push_back(send(c, peer, 2, nullptr, 0));
+    ts.push_back(send(c, peer, 1, nullptr, 0));
+    ASSERT_TRUE(wait_all(c, ts));
+    for (const Transfer& t : ts) EXPECT_EQ(error_of(t), Errc::success) << t.op()->message;
+    EXPECT_EQ(ts[0].received(), 0u);
+    EXPECT_EQ(ts[1].received(), 0u);
+    EXPECT_EQ(guard[0], std::byte{0x5a});
+    progress_barrier(c, "zero");
+  });
+}
+
+// Above the eager limit, both directions at once: the RMA-read rendezvous moves the bytes
+// with no staging copy, in chunks (3 MiB is more than one 1 MiB read).
+TEST_P(OfiConformance, AboveEagerLimitRendezvousWithoutStaging) {
+  run_world(options(), 2, [&](RankCtx& c) {
+    const int peer = 1 - c.rank;
+    const std::size_t limit = c.ep.eager_limit();
+    const std::vector<std::size_t> sizes = {limit - 1, limit, limit + 1, (1u << 20) + 7,
+                                            (3u << 20) + 1};
+    const ofi::Stats before = c.ep.stats();
+    std::vector<std::vector<std::byte>> out;
+    std::vector<std::vector<std::byte>> in;
+    std::vector<Transfer> ts;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      in.emplace_back(sizes[i]);
+      ts.push_back(recv(c, peer, 50 + i, in.back().data(), in.back().size()));
+    }
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      out.push_back(make_payload(c.rank, i, sizes[i]));
+      ts.push_back(send(c, peer, 50 + i, out.back().data(), out.back().size()));
+    }
+    ASSERT_TRUE(wait_all(c, ts));
+    for (const Transfer& t : ts) ASSERT_EQ(error_of(t), Errc::success) << t.op()->message;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      EXPECT_EQ(ts[i].received(), sizes[i]);
+      EXPECT_TRUE(check_payload(in[i].data(), peer, i, sizes[i])) << "size " << sizes[i];
+    }
+    const ofi::Stats& after = c.ep.stats();
+    EXPECT_EQ(after.staged_bytes, before.staged_bytes) << "the rendezvous must not stage";
+    if (c.ep.rendezvous_enabled()) {
+      std::uint64_t large = 0;
+      for (std::size_t s : sizes) large += s >= limit ? s : 0;
+      EXPECT_EQ(after.rendezvous_messages - before.rendezvous_messages, 4u);
+      EXPECT_EQ(after.rma_bytes_sent - before.rma_bytes_sent, large);
+      EXPECT_EQ(after.rma_bytes_read - before.rma_bytes_read, large);
+      EXPECT_EQ(after.eager_bytes_sent - before.eager_bytes_sent, limit - 1);
+    }
+    progress_barrier(c, "rendezvous");
+  });
+}
+
+// Thousands of transfers in flight at once: more than the provider's queues hold, so posts
+// meet -FI_EAGAIN and wait in the transport's retry queues (never leaking upward).
+TEST_P(OfiConformance, ThousandsOfOutstandingTransfers) {
+  constexpr std::size_t kSmall = 1500;
+  constexpr std::size_t kLarge = 64;
+  run_world(options(4096), 2, [&](RankCtx& c) {
+    const int peer = 1 - c.rank;
+    std::vector<std::uint64_t> out(kSmall);
+    std::vector<std::uint64_t> in(kSmall, 0);
+    std::vector<std::vector<std::byte>> big_out;
+    std::vector<std::vector<std::byte>> big_in(kLarge, std::vector<std::byte>(9000));
+    std::vector<Transfer> ts;
+    ts.reserve(2 * (kSmall + kLarge));
+    for (std::size_t i = 0; i < kSmall; ++i)
+      ts.push_back(recv(c, peer, i % 7, &in[i], sizeof(std::uint64_t)));  // 7 tags, in order
+    for (std::size_t i = 0; i < kLarge; ++i)
+      ts.push_back(recv(c, peer, 1000 + i, big_in[i].data(), big_in[i].size()));
+    for (std::size_t i = 0; i < kSmall; ++i) {
+      out[i] = static_cast<std::uint64_t>(c.rank) << 32 | i;
+      ts.push_back(send(c, peer, i % 7, &out[i], sizeof(std::uint64_t)));
+    }
+    for (std::size_t i = 0; i < kLarge; ++i) {
+      big_out.push_back(make_payload(c.rank, i, 9000));
+      ts.push_back(send(c, peer, 1000 + i, big_out.back().data(), 9000));
+    }
+    ASSERT_TRUE(wait_all(c, ts, 60));
+    for (const Transfer& t : ts) ASSERT_EQ(error_of(t), Errc::success) << t.op()->message;
+    for (std::size_t i = 0; i < kSmall; ++i)
+      ASSERT_EQ(in[i], static_cast<std::uint64_t>(peer) << 32 | i) << "message " << i;
+    for (std::size_t i = 0; i < kLarge; ++i)
+      ASSERT_TRUE(check_payload(big_in[i].data(), peer, i, 9000)) << "large message " << i;
+    progress_barrier(c, "many");
+  });
+}
+
+// A message longer than its receive fails that receive with Errc::truncation, writes nothing
+// past the buffer, leaves the sender complete, and the endpoint keeps working.
+TEST_P(OfiConformance, TruncationFailsTheReceiveOnly) {
+  run_world(options(4096), 2, [&](RankCtx& c) {
+    const std::size_t big = 64 * 1024;
+    if (c.rank == 0) {
+      const std::vector<std::byte> eager = make_payload(0, 1, 100);
+      const std::vector<std::byte> tiny = make_payload(0, 2, 20);
+      const std::vector<std::byte> large = make_payload(0, 3, big);
+      const std::vector<std::byte> after = make_payload(0, 4, 300);
+      std::vector<Transfer> ts;
+      ts.push_back(send(c, 1, 1, eager.data(), eager.size()));
+      ts.push_back(send(c, 1, 2, tiny.data(), tiny.size()));
+      ts.push_back(send(c, 1, 3, large.data(), large.size()));
+      ts.push_back(send(c, 1, 5, tiny.data(), 8));
+      ts.push_back(send(c, 1, 4, after.data(), after.size()));
+      ASSERT_TRUE(wait_all(c, ts));
+      for (const Transfer& t : ts) EXPECT_EQ(error_of(t), Errc::success) << t.op()->message;
+    } else {
+      // Each receive sits inside a larger buffer whose tail must stay untouched.
+      std::vector<std::byte> b1(50 + 64, std::byte{0xee});
+      std::vector<std::byte> b2(10 + 64, std::byte{0xee});
+      std::vector<std::byte> b3(big / 2 + 64, std::byte{0xee});
+      std::vector<std::byte> b4(300);
+      std::vector<Transfer> ts;
+      ts.push_back(recv(c, 0, 1, b1.data(), 50));
+      ts.push_back(recv(c, 0, 2, b2.data(), 10));
+      ts.push_back(recv(c, 0, 3, b3.data(), big / 2));
+      ts.push_back(recv(c, 0, 5, nullptr, 0));
+      ts.push_back(recv(c, 0, 4, b4.data(), b4.size()));
+      ASSERT_TRUE(wait_all(c, ts));
+      EXPECT_EQ(error_of(ts[0]), Errc::truncation) << ts[0].op()->message;
+      EXPECT_EQ(error_of(ts[1]), Errc::truncation) << ts[1].op()->message;
+      EXPECT_EQ(error_of(ts[2]), Errc::truncation) << ts[2].op()->message;
+      EXPECT_EQ(error_of(ts[3]), Errc::truncation) << ts[3].op()->message;
+      EXPECT_NE(ts[2].op()->message.find("65536"), std::string::npos) << ts[2].op()->message;
+      for (std::size_t i = 50; i < b1.size(); ++i) ASSERT_EQ(b1[i], std::byte{0xee}) << i;
+      for (std::size_t i = 10; i < b2.size(); ++i) ASSERT_EQ(b2[i], std::byte{0xee}) << i;
+      for (std::size_t i = big / 2; i < b3.size(); ++i) ASSERT_EQ(b3[i], std::byte{0xee}) << i;
+      ASSERT_EQ(error_of(ts[4]), Errc::success) << ts[4].op()->message;
+      EXPECT_TRUE(check_payload(b4.data(), 0, 4, 300));
+    }
+    progress_barrier(c, "truncation");
+  });
+}
+
+// A pending receive can be cancelled (the Transfer dropped) and the endpoint stays usable.
+TEST_P(OfiConformance, CancelPendingReceive) {
+  run_world(options(), 2, [&](RankCtx& c) {
+    const int peer = 1 - c.rank;
+    std::uint64_t never = 0;
+    {
+      Transfer t = recv(c, peer, 77, &never, sizeof never);
+      c.progress.poll();
+      EXPECT_EQ(c.ep.pending_peers(), std::vector<int>{peer});
+    }  // cancelled here
+    EXPECT_TRUE(c.ep.pending_peers().empty());
+    std::uint64_t in = 0;
+    const std::uint64_t out = 1234 + static_cast<std::uint64_t>(c.rank);
+    std::vector<Transfer> ts;
+    ts.push_back(recv(c, peer, 78, &in, sizeof in));
+    ts.push_back(send(c, peer, 78, &out, sizeof out));
+    ASSERT_TRUE(wait_all(c, ts));
+    EXPECT_EQ(in, 1234u + static_cast<std::uint64_t>(peer));
+    EXPECT_EQ(never, 0u);
+    progress_barrier(c, "cancel");
+  });
+}
+
+// ---- collectives end to end --------------------------------------------------------------------
+
+void check_collectives(const ofi::Options& opts, int p) {
+  run_world(opts, p, [&](RankCtx& c) {
+    CidCounter cids;
+    Comm comm(c.ep, c.progress, c.rank, c.size, {}, 0, CostModel{}, &cids);
+    for (const std::size_t count : {std::size_t{1}, std::size_t{1000}, std::size_t{70000}}) {
+      // allreduce (sum of doubles that add exactly)
+      std::vector<double> in(count);
+      for (std::size_t i = 0; i < count; ++i) in[i] = static_cast<double>((c.rank + 1) * (i % 97));
+      std::vector<double> out(count, -1.0);
+      CollArgs a;
+      a.coll = Collective::allreduce;
+      a.sendbuf = in.data();
+      a.recvbuf = out.data();
+      a.count = count;
+      a.elem_size = sizeof(double);
+      a.op = ReduceOp(FC_SUM, FC_DOUBLE);
+      validate(comm, a);
+      run_blocking(comm, c.progress, run_collective(comm, a));
+      const double ranks = static_cast<double>(p * (p + 1) / 2);
+      for (std::size_t i = 0; i < count; ++i)
+        ASSERT_EQ(out[i], ranks * static_cast<double>(i % 97))
+            << "allreduce p=" << p << " count=" << count << " i=" << i;
+      // bcast from every root
+      for (int root = 0; root < p; ++root) {
+        std::vector<std::int64_t> buf(count, -1);
+        if (c.rank == root)
+          for (std::size_t i = 0; i < count; ++i) buf[i] = root * 1000003 + static_cast<std::int64_t>(i);
+        CollArgs b;
+        b.coll = Collective::bcast;
+        b.sendbuf = buf.data();
+        b.recvbuf = buf.data();
+        b.count = count;
+        b.elem_size = sizeof(std::int64_t);
+        b.root = root;
+        validate(comm, b);
+        run_blocking(comm, c.progress, run_collective(comm, b));
+        for (std::size_t i = 0; i < count; ++i)
+          ASSERT_EQ(buf[i], root * 1000003 + static_cast<std::int64_t>(i))
+              << "bcast p=" << p << " root=" << root << " count=" << count << " i=" << i;
+      }
+    }
+    EXPECT_EQ(c.ep.stats().staged_bytes, 0u);
+    progress_barrier(c, "collectives");
+  });
+}
+
+TEST_P(OfiConformance, AllreduceAndBcastP2to5) {
+  for (const int p : {2, 3, 4, 5}) {
+    SCOPED_TRACE("p = " + std::to_string(p));
+    check_collectives(options(), p);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, OfiConformance,
+                         ::testing::Values("sockets", "tcp;ofi_rxm", "shm"),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           std::string n = i.param;
+                           std::replace(n.begin(), n.end(), ';', '_');
+                           return n;
+                         });
+
+TEST(OfiEndpoint, MissingProviderListsThePresentOnes) {
+  MemoryStore store(std::make_shared<MemoryStoreHub>(), 0, 1);
+  try {
+    ofi::Endpoint ep(store, ofi::Options{"no_such_provider", 1.0});
+    FAIL() << "opened a provider that does not exist";
+  } catch (const EngineError& e) {
+    EXPECT_EQ(e.errc(), Errc::transport);
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("no_such_provider"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("present:"), std::string::npos) << msg;
+    for (const std::string& p : ofi::available_providers())
+      EXPECT_NE(msg.find(p), std::string::npos) << "missing " << p << " in: " << msg;
+    EXPECT_FALSE(ofi::available_providers().empty());
+  }
+}
+
+TEST(OfiEndpoint, AutomaticChoiceOpensAProvider) {
+  MemoryStore store(std::make_shared<MemoryStoreHub>(), 0, 1);
+  ofi::Endpoint ep(store, ofi::Options{"", 5.0});
+  EXPECT_FALSE(ep.provider().empty());
+  EXPECT_NE(ep.provider(), "shm");
+  EXPECT_NE(ep.provider().find("udp"), 0u);
+}
+
+}  // namespace
+}  // namespace fabcoll

@@ -1,0 +1,972 @@
+#include "transports/ofi/ofi.hpp"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/errors.hpp"
+
+namespace fabcoll::ofi {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The rendezvous request-to-send, carried as the payload of a tagged message with CQ data.
+struct RtsHeader {
+  std::uint64_t cookie;  // names the sender's request in the FIN
+  std::uint64_t addr;    // remote address (virtual address or offset, per FI_MR_VIRT_ADDR)
+  std::uint64_t key;
+  std::uint64_t size;
+};
+static_assert(sizeof(RtsHeader) == 32, "the RTS is exactly the receive tail's size");
+
+/// The rendezvous finish, an untagged message from the receiver back to the sender.
+struct FinMsg {
+  std::uint64_t cookie;
+  std::uint32_t status;
+  std::uint32_t reserved;
+};
+enum FinStatus : std::uint32_t { kFinOk = 0, kFinTruncated = 1, kFinFailed = 2 };
+
+constexpr std::uint64_t kRtsData = 0x5254530000000001ull;  // "RTS" + version, in the CQ data
+constexpr std::size_t kCtrlSlots = 64;                     // pre-posted FIN receive slots
+constexpr std::size_t kCtrlSlotBytes = 64;
+constexpr std::size_t kReadsInFlight = 4;                  // per rendezvous receive
+// Reads in chunks of at most 1 MiB: large single copies fall off L2 (DESIGN facts: CMA and
+// memcpy both lose half their speed beyond 1 MiB), and providers may cap RMA sizes.
+constexpr std::size_t kReadChunk = std::size_t{1} << 20;
+constexpr int kCqBatch = 16;
+
+std::string fi_text(int rc) { return fi_strerror(rc < 0 ? -rc : rc); }
+
+[[noreturn]] void raise_fi(const std::string& what, int rc) {
+  raise(Errc::transport, "ofi: " + what + " failed: " + fi_text(rc));
+}
+
+std::string to_hex(const std::byte* p, std::size_t n) {
+  static const char* const kDigits = "0123456789abcdef";
+  std::string s;
+  s.reserve(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto b = static_cast<unsigned>(p[i]);
+    s.push_back(kDigits[b >> 4]);
+    s.push_back(kDigits[b & 15u]);
+  }
+  return s;
+}
+
+std::vector<std::byte> from_hex(const std::string& s) {
+  auto nibble = [](char c) -> unsigned {
+    if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
+    if (c >= 'a' && c <= 'f') return static_cast<unsigned>(c - 'a' + 10);
+    if (c >= 'A' && c <= 'F') return static_cast<unsigned>(c - 'A' + 10);
+    raise(Errc::transport, "ofi: malformed address in the bootstrap store");
+  };
+  if (s.size() % 2 != 0) raise(Errc::transport, "ofi: malformed address in the bootstrap store");
+  std::vector<std::byte> out(s.size() / 2);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<std::byte>((nibble(s[2 * i]) << 4) | nibble(s[2 * i + 1]));
+  return out;
+}
+
+/// Errors that mean the peer is gone rather than the fabric misbehaving.
+bool is_peer_gone(int err) {
+  switch (err) {
+    case FI_ECONNREFUSED:
+    case FI_ECONNRESET:
+    case FI_ECONNABORTED:
+    case FI_ENOTCONN:
+    case FI_EHOSTUNREACH:
+    case FI_ENETUNREACH:
+    case FI_EADDRNOTAVAIL:
+    case FI_EHOSTDOWN:
+    case FI_ESHUTDOWN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string truncation_message(std::uint64_t got, int src, std::size_t cap) {
+  return "message of " + std::to_string(got) + " bytes from rank " + std::to_string(src) +
+         " into a receive of " + std::to_string(cap) + " bytes";
+}
+
+struct InfoDeleter {
+  void operator()(fi_info* i) const { fi_freeinfo(i); }
+};
+using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
+
+/// The hints this transport asks for. rma: ask for RMA (+ FI_MSG for the FIN channel).
+InfoPtr make_hints(const std::string& provider, bool rma, bool manual_control) {
+  InfoPtr h(fi_allocinfo());
+  if (!h) raise(Errc::no_memory, "ofi: fi_allocinfo failed");
+  h->ep_attr->type = FI_EP_RDM;
+  h->caps = FI_TAGGED | FI_DIRECTED_RECV | (rma ? (FI_RMA | FI_MSG) : 0);
+  h->mode = FI_CONTEXT | FI_CONTEXT2;
+  h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+  h->domain_attr->control_progress = manual_control ? FI_PROGRESS_MANUAL : FI_PROGRESS_UNSPEC;
+  h->domain_attr->threading = FI_THREAD_DOMAIN;
+  h->domain_attr->av_type = FI_AV_TABLE;
+  // The registration modes this code handles; the provider answers with those it needs.
+  h->domain_attr->mr_mode =
+      FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+  // Messages between two endpoints must match in the order they were sent.
+  h->tx_attr->msg_order = FI_ORDER_SAS;
+  h->rx_attr->msg_order = FI_ORDER_SAS;
+  if (!provider.empty()) h->fabric_attr->prov_name = strdup(provider.c_str());
+  return h;
+}
+
+InfoPtr getinfo(const fi_info* hints) {
+  fi_info* out = nullptr;
+  const int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &out);
+  if (rc != 0 || out == nullptr) {
+    if (out != nullptr) fi_freeinfo(out);
+    return nullptr;
+  }
+  return InfoPtr(out);
+}
+
+/// The best info for provider: manual progress everywhere, then manual data progress only,
+/// then without RMA (eager only).
+InfoPtr find_info(const std::string& provider) {
+  for (const bool rma : {true, false}) {
+    for (const bool manual_control : {true, false}) {
+      InfoPtr hints = make_hints(provider, rma, manual_control);
+      if (InfoPtr info = getinfo(hints.get())) return info;
+    }
+  }
+  return nullptr;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s.empty() ? "(none)" : s;
+}
+
+}  // namespace
+
+std::vector<std::string> available_providers() {
+  std::vector<std::string> names;
+  for (const bool rma : {true, false}) {
+    InfoPtr hints = make_hints("", rma, false);
+    InfoPtr info = getinfo(hints.get());
+    for (const fi_info* i = info.get(); i != nullptr; i = i->next) {
+      const std::string n = i->fabric_attr->prov_name;
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    }
+  }
+  return names;
+}
+
+// ---- the endpoint's state ---------------------------------------------------------------------
+
+struct Endpoint::Impl {
+  enum class CtxKind : std::uint8_t { main, read, ctrl };
+  struct Req;
+
+  /// What libfabric gets as the operation context. fi_context2 first: the provider may use it.
+  struct Ctx {
+    fi_context2 fctx{};
+    Req* req = nullptr;
+    CtxKind kind = CtxKind::main;
+    std::uint32_t index = 0;
+  };
+
+  /// How a receive's buffer was posted.
+  enum class RecvMode : std::uint8_t {
+    direct,  // capacity >= sizeof(RtsHeader): straight into the user buffer
+    split,   // 0 < capacity < 32: user buffer + registered tail as a second iov
+    tail,    // capacity 0, or one-iov providers: into the tail only (copied out, counted)
+  };
+
+  enum class Phase : std::uint8_t {
+    queued,    // waiting in a retry queue (nothing handed to the provider yet)
+    posted,    // send or receive handed to the provider
+    wait_fin,  // rendezvous send: RTS injected, waiting for the receiver's FIN
+    reading,   // rendezvous receive: reading from the sender
+  };
+
+  /// One operation's transport state. Owned by Impl (all_); op is nullptr once cancelled.
+  struct Req {
+    Ctx main;
+    std::array<Ctx, kReadsInFlight> reads;
+    std::array<std::size_t, kReadsInFlight> read_len{};
+    std::array<bool, kReadsInFlight> read_busy{};
+    PostedOp* op = nullptr;
+    bool is_send = false;
+    bool rendezvous = false;
+    bool tx_queued = false;  // an item for it sits in tx_queue_
+    Phase phase = Phase::queued;
+    RecvMode mode = RecvMode::direct;
+    int peer = -1;
+    std::uint64_t tag = 0;
+    const std::byte* sbuf = nullptr;
+    std::byte* rbuf = nullptr;
+    std::size_t size = 0;
+    fid_mr* mr = nullptr;
+    void* desc = nullptr;
+    alignas(8) std::array<std::byte, sizeof(RtsHeader)> tail{};
+    fid_mr* tail_mr = nullptr;
+    void* tail_desc = nullptr;
+    // Rendezvous.
+    std::uint64_t cookie = 0;
+    RtsHeader rts{};
+    std::size_t read_next = 0;
+    std::size_t reads_in_flight = 0;
+    bool read_failed = false;
+    std::string fail_message;
+  };
+
+  enum class TxKind : std::uint8_t { send, rts, fin, read };
+  struct TxItem {
+    TxKind kind;
+    Req* req;
+    fi_addr_t peer;
+    FinMsg fin;
+  };
+
+  Impl(Store& s, const Options& o) : store(s), opts(o) {}
+
+  Store& store;
+  Options opts;
+  int rank = 0;
+  int size = 1;
+  std::string provider;
+  InfoPtr info;
+  fid_fabric* fabric = nullptr;
+  fid_domain* domain = nullptr;
+  fid_cq* cq = nullptr;
+  fid_av* av = nullptr;
+  fid_ep* ep = nullptr;
+
+  bool rma = false;
+  bool mr_local = false;
+  bool mr_virt_addr = false;
+  bool mr_prov_key = false;
+  bool mr_endpoint = false;
+  std::size_t eager_limit = 0;
+  std::size_t max_msg = 0;
+  std::size_t read_chunk = kReadChunk;
+  std::size_t rx_iov_limit = 1;
+  std::uint64_t next_key = 1;
+  std::uint64_t next_cookie = 1;
+
+  std::vector<std::byte> ctrl_buf;
+  fid_mr* ctrl_mr = nullptr;
+  void* ctrl_desc = nullptr;
+  std::array<Ctx, kCtrlSlots> ctrl_ctx{};
+  std::vector<std::uint32_t> ctrl_repost;
+  bool ctrl_posted = false;
+
+  std::unordered_set<Req*> all;                   // every live Req
+  std::unordered_map<PostedOp*, Req*> by_op;      // attached Reqs
+  std::unordered_map<std::uint64_t, Req*> sends;  // rendezvous sends waiting for FIN
+  std::deque<TxItem> tx_queue;
+  std::deque<Req*> rx_queue;
+  Stats stats;
+
+  void open();
+  void exchange_addresses();
+  void shutdown_handshake();
+  void close_all();
+
+  int reg(const void* buf, std::size_t len, std::uint64_t access, fid_mr** mr, void** desc);
+  void unreg(fid_mr*& mr);
+  void free_req(Req* r);
+  void fail_req(Req* r, Errc e, const std::string& msg);
+  void complete_req(Req* r);
+
+  void submit_tx(const TxItem& item);
+  void submit_rx(Req* r);
+  int try_tx(TxItem& item);
+  int try_rx(Req* r);
+  void post_ctrl(std::uint32_t slot);
+  void queue_fin(Req* r, std::uint32_t status);
+  void start_read(Req* r, const RtsHeader& h);
+  void finish_read(Req* r);
+
+  bool poll_cq();
+  void on_completion(const fi_cq_tagged_entry& e);
+  void on_error(const fi_cq_err_entry& e);
+  bool drain_queues();
+  void drain_until_gone(Req* r);
+};
+
+// ---- set-up -----------------------------------------------------------------------------------
+
+void Endpoint::Impl::open() {
+  rank = store.rank();
+  size = store.size();
+  if (!opts.provider.empty()) {
+    info = find_info(opts.provider);
+    if (!info) {
+      raise(Errc::transport, "ofi: provider '" + opts.provider +
+                                 "' is not available here; present: " +
+                                 join(available_providers()));
+    }
+  } else {
+    for (const char* p : {"verbs;ofi_rxm", "psm2", "efa", "cxi", "tcp;ofi_rxm", "sockets"}) {
+      info = find_info(p);
+      if (info) break;
+    }
+    if (!info) {
+      raise(Errc::transport,
+            "ofi: none of verbs;ofi_rxm, psm2, efa, cxi, tcp;ofi_rxm, sockets can open an RDM "
+            "endpoint here; present: " + join(available_providers()));
+    }
+  }
+  provider = info->fabric_attr->prov_name;
+  const std::uint64_t mr_mode = info->domain_attr->mr_mode;
+  mr_local = (mr_mode & FI_MR_LOCAL) != 0;
+  mr_virt_addr = (mr_mode & FI_MR_VIRT_ADDR) != 0;
+  mr_prov_key = (mr_mode & FI_MR_PROV_KEY) != 0;
+  mr_endpoint = (mr_mode & FI_MR_ENDPOINT) != 0;
+  // The rendezvous needs RMA, remote CQ data to mark the RTS, FI_MSG for the FIN, and an
+  // inject size that holds the RTS. Without them every message goes eager.
+  rma = (info->caps & FI_RMA) != 0 && (info->caps & FI_MSG) != 0 &&
+        info->domain_attr->cq_data_size > 0 && info->tx_attr->inject_size >= sizeof(RtsHeader);
+  max_msg = info->ep_attr->max_msg_size;
+  eager_limit = std::max<std::size_t>(std::min(opts.eager_limit, max_msg), sizeof(RtsHeader));
+  read_chunk = std::min(kReadChunk, max_msg);
+  rx_iov_limit = info->rx_attr->iov_limit;
+
+  int rc = fi_fabric(info->fabric_attr, &fabric, nullptr);
+  if (rc != 0) raise_fi("fi_fabric(" + provider + ")", rc);
+  rc = fi_domain(fabric, info.get(), &domain, nullptr);
+  if (rc != 0) raise_fi("fi_domain(" + provider + ")", rc);
+
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  cq_attr.wait_obj = FI_WAIT_NONE;
+  cq_attr.size = std::clamp<std::size_t>(info->tx_attr->size + info->rx_attr->size, 1024, 65536);
+  rc = fi_cq_open(domain, &cq_attr, &cq, nullptr);
+  if (rc != 0) raise_fi("fi_cq_open", rc);
+
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  av_attr.count = static_cast<std::size_t>(size);
+  rc = fi_av_open(domain, &av_attr, &av, nullptr);
+  if (rc != 0) raise_fi("fi_av_open", rc);
+
+  rc = fi_endpoint(domain, info.get(), &ep, nullptr);
+  if (rc != 0) raise_fi("fi_endpoint", rc);
+  rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV);
+  if (rc != 0) raise_fi("fi_ep_bind(cq)", rc);
+  rc = fi_ep_bind(ep, &av->fid, 0);
+  if (rc != 0) raise_fi("fi_ep_bind(av)", rc);
+  rc = fi_enable(ep);
+  if (rc != 0) raise_fi("fi_enable", rc);
+
+  if (rma) {
+    // The FIN channel: untagged receives on a registered slab, reposted as they complete.
+    ctrl_buf.resize(kCtrlSlots * kCtrlSlotBytes);
+    rc = reg(ctrl_buf.data(), ctrl_buf.size(), FI_RECV, &ctrl_mr, &ctrl_desc);
+    if (rc != 0) raise_fi("fi_mr_reg(control slab)", rc);
+    for (std::uint32_t i = 0; i < kCtrlSlots; ++i) {
+      ctrl_ctx[i].kind = CtxKind::ctrl;
+      ctrl_ctx[i].index = i;
+      post_ctrl(i);
+    }
+    ctrl_posted = true;
+  }
+  exchange_addresses();
+}
+
+void Endpoint::Impl::exchange_addresses() {
+  std::array<std::byte, 1024> name{};
+  std::size_t len = name.size();
+  int rc = fi_getname(&ep->fid, name.data(), &len);
+  if (rc != 0) raise_fi("fi_getname", rc);
+  store.put("ofi/addr/" + std::to_string(rank), to_hex(name.data(), len));
+  for (int r = 0; r < size; ++r) {
+    std::vector<std::byte> addr = from_hex(store.get("ofi/addr/" + std::to_string(r), opts.timeout_s));
+    // Pad to the provider's address length: some providers read a fixed-size address.
+    if (addr.size() < info->src_addrlen) addr.resize(info->src_addrlen);
+    fi_addr_t fa = FI_ADDR_UNSPEC;
+    rc = fi_av_insert(av, addr.data(), 1, &fa, 0, nullptr);
+    if (rc != 1) raise_fi("fi_av_insert(rank " + std::to_string(r) + ")", rc < 0 ? rc : -FI_EINVAL);
+    if (fa != static_cast<fi_addr_t>(r))
+      raise(Errc::internal, "ofi: address vector gave rank " + std::to_string(r) + " fi_addr " +
+                                std::to_string(fa));
+  }
+}
+
+int Endpoint::Impl::reg(const void* buf, std::size_t len, std::uint64_t access, fid_mr** mr,
+                        void** desc) {
+  *mr = nullptr;
+  *desc = nullptr;
+  if (len == 0) return 0;
+  const std::uint64_t key = mr_prov_key ? 0 : next_key++;
+  int rc = fi_mr_reg(domain, buf, len, access, 0, key, 0, mr, nullptr);
+  if (rc != 0) {
+    *mr = nullptr;
+    return rc;
+  }
+  if (mr_endpoint) {
+    rc = fi_mr_bind(*mr, &ep->fid, 0);
+    if (rc == 0) rc = fi_mr_enable(*mr);
+    if (rc != 0) {
+      unreg(*mr);
+      return rc;
+    }
+  }
+  *desc = fi_mr_desc(*mr);
+  return 0;
+}
+
+void Endpoint::Impl::unreg(fid_mr*& mr) {
+  if (mr != nullptr) fi_close(&mr->fid);
+  mr = nullptr;
+}
+
+// ---- requests -----------------------------------------------------------------------------------
+
+void Endpoint::Impl::free_req(Req* r) {
+  unreg(r->mr);
+  unreg(r->tail_mr);
+  if (r->op != nullptr) by_op.erase(r->op);
+  if (r->rendezvous && r->is_send) sends.erase(r->cookie);
+  all.erase(r);
+  delete r;
+}
+
+void Endpoint::Impl::fail_req(Req* r, Errc e, const std::string& msg) {
+  PostedOp* op = r->op;
+  free_req(r);
+  if (op != nullptr) op->fail(e, msg);
+}
+
+void Endpoint::Impl::complete_req(Req* r) {
+  PostedOp* op = r->op;
+  free_req(r);
+  if (op != nullptr) op->complete();
+}
+
+void Endpoint::Impl::submit_tx(const TxItem& item) {
+  // Keep posting order: while anything waits in the queue, later items wait behind it.
+  if (tx_queue.empty()) {
+    TxItem it = item;
+    const int rc = try_tx(it);
+    if (rc != -FI_EAGAIN) return;
+  }
+  ++stats.eagain_retries;
+  if (item.req != nullptr) item.req->tx_queued = true;
+  tx_queue.push_back(item);
+}
+
+void Endpoint::Impl::submit_rx(Req* r) {
+  if (rx_queue.empty() && try_rx(r) != -FI_EAGAIN) return;
+  ++stats.eagain_retries;
+  rx_queue.push_back(r);
+}
+
+/// Posts one tx item: 0 when done (or failed and dealt with), -FI_EAGAIN to retry later.
+int Endpoint::Impl::try_tx(TxItem& item) {
+  Req* r = item.req;
+  int rc = 0;
+  switch (item.kind) {
+    case TxKind::send:
+      rc = static_cast<int>(fi_tsend(ep, r->sbuf, r->size, r->desc, item.peer, r->tag, &r->main.fctx));
+      if (rc == 0) r->phase = Phase::posted;
+      break;
+    case TxKind::rts:
+      rc = static_cast<int>(
+          fi_tinjectdata(ep, &r->rts, sizeof(RtsHeader), kRtsData, item.peer, r->tag));
+      if (rc == 0) r->phase = Phase::wait_fin;
+      break;
+    case TxKind::fin:
+      rc = static_cast<int>(fi_inject(ep, &item.fin, sizeof(FinMsg), item.peer));
+      if (rc == -FI_EAGAIN) return rc;
+      // A FIN that cannot be sent leaves the sender to its deadline; nothing else to do here.
+      return 0;
+    case TxKind::read:
+      while (r->read_next < r->rts.size && r->reads_in_flight < kReadsInFlight && !r->read_failed) {
+        std::size_t slot = 0;
+        while (r->read_busy[slot]) ++slot;
+        const std::size_t len = std::min(read_chunk, r->rts.size - r->read_next);
+        rc = static_cast<int>(fi_read(ep, r->rbuf + r->read_next, len, r->desc, item.peer,
+                                      r->rts.addr + r->read_next, r->rts.key,
+                                      &r->reads[slot].fctx));
+        if (rc != 0) break;
+        r->read_busy[slot] = true;
+        r->read_len[slot] = len;
+        r->read_next += len;
+        ++r->reads_in_flight;
+      }
+      if (rc == -FI_EAGAIN) return rc;
+      if (rc != 0) {
+        r->read_failed = true;
+        r->fail_message = "ofi: fi_read from rank " + std::to_string(r->peer) + " failed: " + fi_text(rc);
+        if (r->reads_in_flight == 0) finish_read(r);
+      }
+      return 0;
+  }
+  if (rc == -FI_EAGAIN) return rc;
+  if (rc != 0) {
+    const Errc e = is_peer_gone(-rc) ? Errc::peer_failure : Errc::transport;
+    fail_req(r, e, "ofi: send to rank " + std::to_string(r->peer) + " failed: " + fi_text(rc));
+  }
+  return 0;
+}
+
+int Endpoint::Impl::try_rx(Req* r) {
+  int rc = 0;
+  const auto src = static_cast<fi_addr_t>(r->peer);
+  switch (r->mode) {
+    case RecvMode::direct:
+      rc = static_cast<int>(
+          fi_trecv(ep, r->rbuf, r->size, r->desc, src, r->tag, 0, &r->main.fctx));
+      break;
+    case RecvMode::split: {
+      std::array<iovec, 2> iov{iovec{r->rbuf, r->size},
+                               iovec{r->tail.data(), sizeof(RtsHeader) - r->size}};
+      std::array<void*, 2> desc{r->desc, r->tail_desc};
+      rc = static_cast<int>(
+          fi_trecvv(ep, iov.data(), desc.data(), 2, src, r->tag, 0, &r->main.fctx));
+      break;
+    }
+    case RecvMode::tail:
+      rc = static_cast<int>(fi_trecv(ep, r->tail.data(), r->tail.size(), r->tail_desc, src, r->tag,
+                                     0, &r->main.fctx));
+      break;
+  }
+  if (rc == -FI_EAGAIN) return rc;
+  if (rc != 0) {
+    const Errc e = is_peer_gone(-rc) ? Errc::peer_failure : Errc::transport;
+    fail_req(r, e, "ofi: receive from rank " + std::to_string(r->peer) + " failed: " + fi_text(rc));
+    return 0;
+  }
+  r->phase = Phase::posted;
+  return 0;
+}
+
+void Endpoint::Impl::post_ctrl(std::uint32_t slot) {
+  const int rc = static_cast<int>(fi_recv(ep, ctrl_buf.data() + slot * kCtrlSlotBytes,
+                                          kCtrlSlotBytes, ctrl_desc, FI_ADDR_UNSPEC,
+                                          &ctrl_ctx[slot].fctx));
+  if (rc == -FI_EAGAIN) {
+    ctrl_repost.push_back(slot);
+  } else if (rc != 0) {
+    raise_fi("fi_recv(control)", rc);
+  }
+}
+
+void Endpoint::Impl::queue_fin(Req* r, std::uint32_t status) {
+  TxItem item{TxKind::fin, nullptr, static_cast<fi_addr_t>(r->peer), FinMsg{r->rts.cookie, status, 0}};
+  submit_tx(item);
+}
+
+void Endpoint::Impl::start_read(Req* r, const RtsHeader& h) {
+  r->rendezvous = true;
+  r->rts = h;
+  r->read_next = 0;
+  r->reads_in_flight = 0;
+  r->phase = Phase::reading;
+  for (std::size_t i = 0; i < kReadsInFlight; ++i) {
+    r->reads[i].req = r;
+    r->reads[i].kind = CtxKind::read;
+    r->reads[i].index = static_cast<std::uint32_t>(i);
+  }
+  submit_tx(TxItem{TxKind::read, r, static_cast<fi_addr_t>(r->peer), FinMsg{}});
+}
+
+/// All reads of a rendezvous receive are back (or failed): complete it and tell the sender.
+void Endpoint::Impl::finish_read(Req* r) {
+  if (r->read_failed) {
+    queue_fin(r, kFinFailed);
+    fail_req(r, Errc::transport, r->fail_message);
+    return;
+  }
+  stats.rma_bytes_read += r->rts.size;
+  queue_fin(r, kFinOk);
+  if (r->op != nullptr) r->op->received = r->rts.size;
+  complete_req(r);
+}
+
+// ---- completions --------------------------------------------------------------------------------
+
+bool Endpoint::Impl::poll_cq() {
+  bool any = false;
+  std::array<fi_cq_tagged_entry, kCqBatch> entries{};
+  for (int round = 0; round < 8; ++round) {
+    const ssize_t n = fi_cq_read(cq, entries.data(), entries.size());
+    if (n > 0) {
+      any = true;
+      for (ssize_t i = 0; i < n; ++i) on_completion(entries[static_cast<std::size_t>(i)]);
+      if (n < static_cast<ssize_t>(entries.size())) break;
+      continue;
+    }
+    if (n == -FI_EAVAIL) {
+      fi_cq_err_entry err{};
+      if (fi_cq_readerr(cq, &err, 0) > 0) {
+        any = true;
+        on_error(err);
+      }
+      continue;
+    }
+    break;  // -FI_EAGAIN: nothing more now
+  }
+  return any;
+}
+
+void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
+  auto* ctx = static_cast<Ctx*>(e.op_context);
+  if (ctx == nullptr) return;
+  if (ctx->kind == CtxKind::ctrl) {
+    FinMsg fin{};
+    std::memcpy(&fin, ctrl_buf.data() + ctx->index * kCtrlSlotBytes, sizeof fin);
+    post_ctrl(ctx->index);
+    const auto it = sends.find(fin.cookie);
+    if (it == sends.end()) return;  // its send was cancelled
+    Req* r = it->second;
+    if (fin.status == kFinFailed) {
+      fail_req(r, Errc::transport,
+               "ofi: rank " + std::to_string(r->peer) + " failed to read a rendezvous message");
+      return;
+    }
+    // A truncated receive still consumed the message: the send completes, as in MPI.
+    stats.rma_bytes_sent += fin.status == kFinOk ? r->size : 0;
+    complete_req(r);
+    return;
+  }
+  Req* r = ctx->req;
+  if (ctx->kind == CtxKind::read) {
+    r->read_busy[ctx->index] = false;
+    --r->reads_in_flight;
+    if (r->read_next < r->rts.size && !r->read_failed) {
+      if (!r->tx_queued) submit_tx(TxItem{TxKind::read, r, static_cast<fi_addr_t>(r->peer), FinMsg{}});
+    } else if (r->reads_in_flight == 0 && !r->tx_queued) {
+      finish_read(r);
+    }
+    return;
+  }
+  if (r->is_send) {  // eager send
+    complete_req(r);
+    return;
+  }
+  // A receive: an eager message or an RTS.
+  const std::size_t got = e.len;
+  const std::size_t cap = r->size;
+  if ((e.flags & FI_REMOTE_CQ_DATA) != 0 && e.data == kRtsData && rma) {
+    RtsHeader h{};
+    if (got != sizeof h) {
+      fail_req(r, Errc::transport, "ofi: malformed rendezvous header from rank " + std::to_string(r->peer));
+      return;
+    }
+    switch (r->mode) {
+      case RecvMode::direct: std::memcpy(&h, r->rbuf, sizeof h); break;
+      case RecvMode::split:
+        std::memcpy(&h, r->rbuf, cap);
+        std::memcpy(reinterpret_cast<std::byte*>(&h) + cap, r->tail.data(), sizeof h - cap);
+        break;
+      case RecvMode::tail: std::memcpy(&h, r->tail.data(), sizeof h); break;
+    }
+    if (h.size > cap) {
+      r->rts = h;
+      queue_fin(r, kFinTruncated);
+      fail_req(r, Errc::truncation, truncation_message(h.size, r->peer, cap));
+      return;
+    }
+    start_read(r, h);
+    return;
+  }
+  if (got > cap) {
+    fail_req(r, Errc::truncation, truncation_message(got, r->peer, cap));
+    return;
+  }
+  if (r->mode == RecvMode::tail && got > 0) {
+    std::memcpy(r->rbuf, r->tail.data(), got);
+    stats.staged_bytes += got;
+  }
+  if (r->op != nullptr) r->op->received = got;
+  complete_req(r);
+}
+
+void Endpoint::Impl::on_error(const fi_cq_err_entry& e) {
+  auto* ctx = static_cast<Ctx*>(e.op_context);
+  if (ctx == nullptr) return;
+  std::array<char, 256> buf{};
+  const char* text = fi_cq_strerror(cq, e.prov_errno, e.err_data, buf.data(), buf.size());
+  std::string detail = fi_text(e.err);
+  if (text != nullptr && *text != '\0') detail += std::string(" (") + text + ")";
+  const Errc errc = is_peer_gone(e.err) ? Errc::peer_failure : Errc::transport;
+  if (ctx->kind == CtxKind::ctrl) {
+    if (e.err != FI_ECANCELED) post_ctrl(ctx->index);
+    return;
+  }
+  Req* r = ctx->req;
+  if (ctx->kind == CtxKind::read) {
+    r->read_busy[ctx->index] = false;
+    --r->reads_in_flight;
+    if (!r->read_failed) {
+      r->read_failed = true;
+      r->fail_message = "ofi: reading from rank " + std::to_string(r->peer) + " failed: " + detail;
+    }
+    if (r->reads_in_flight == 0 && !r->tx_queued) finish_read(r);
+    return;
+  }
+  if (e.err == FI_ECANCELED) {
+    fail_req(r, Errc::transport, "ofi: operation cancelled");
+    return;
+  }
+  if (!r->is_send && e.err == FI_ETRUNC) {
+    fail_req(r, Errc::truncation, truncation_message(e.len + e.olen, r->peer, r->size));
+    return;
+  }
+  fail_req(r, errc,
+           std::string("ofi: ") + (r->is_send ? "send to" : "receive from") + " rank " +
+               std::to_string(r->peer) + " failed: " + detail);
+}
+
+bool Endpoint::Impl::drain_queues() {
+  bool any = false;
+  while (!ctrl_repost.empty()) {
+    const std::uint32_t slot = ctrl_repost.back();
+    ctrl_repost.pop_back();
+    const std::size_t before = ctrl_repost.size();
+    post_ctrl(slot);
+    if (ctrl_repost.size() > before) break;
+  }
+  while (!tx_queue.empty()) {
+    TxItem& item = tx_queue.front();
+    if (item.req != nullptr) item.req->tx_queued = false;
+    Req* r = item.req;
+    const int rc = try_tx(item);
+    if (rc == -FI_EAGAIN) {
+      if (r != nullptr) r->tx_queued = true;
+      break;
+    }
+    any = true;
+    tx_queue.pop_front();
+    // A read item whose reads all completed meanwhile finishes here (its completions saw
+    // tx_queued and left the finish to us).
+    if (r != nullptr && all.count(r) != 0 && r->phase == Phase::reading && !r->tx_queued &&
+        r->reads_in_flight == 0 && (r->read_next >= r->rts.size || r->read_failed)) {
+      finish_read(r);
+    }
+  }
+  while (!rx_queue.empty()) {
+    if (try_rx(rx_queue.front()) == -FI_EAGAIN) break;
+    any = true;
+    rx_queue.pop_front();
+  }
+  return any;
+}
+
+// ---- cancel and shutdown ------------------------------------------------------------------------
+
+/// Progresses until r's provider operations are back (so no buffer of the cancelled op is
+/// still in use), bounded by the endpoint's deadline.
+void Endpoint::Impl::drain_until_gone(Req* r) {
+  const double limit = std::isfinite(opts.timeout_s) ? std::min(opts.timeout_s, 10.0) : 10.0;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(limit);
+  while (all.count(r) != 0 && Clock::now() < deadline) {
+    poll_cq();
+    drain_queues();
+  }
+}
+
+void Endpoint::Impl::shutdown_handshake() {
+  // Everyone stays alive (and keeps progressing, so injected FINs leave) until all ranks are
+  // here: a rank that closed early could strand a FIN its peer still waits for.
+  const double limit = std::isfinite(opts.timeout_s) ? std::min(opts.timeout_s, 10.0) : 10.0;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(limit);
+  store.put("ofi/fini/" + std::to_string(rank), "1");
+  for (int r = 0; r < size; ++r) {
+    const std::string key = "ofi/fini/" + std::to_string(r);
+    for (;;) {
+      poll_cq();
+      drain_queues();
+      try {
+        (void)store.get(key, 0.0005);
+        break;
+      } catch (const EngineError&) {
+        if (Clock::now() >= deadline) return;
+      }
+    }
+  }
+}
+
+void Endpoint::Impl::close_all() {
+  if (ep != nullptr) fi_close(&ep->fid);
+  ep = nullptr;
+  for (Req* r : std::vector<Req*>(all.begin(), all.end())) {
+    r->op = nullptr;
+    free_req(r);
+  }
+  by_op.clear();
+  sends.clear();
+  unreg(ctrl_mr);
+  if (av != nullptr) fi_close(&av->fid);
+  if (cq != nullptr) fi_close(&cq->fid);
+  if (domain != nullptr) fi_close(&domain->fid);
+  if (fabric != nullptr) fi_close(&fabric->fid);
+  av = nullptr;
+  cq = nullptr;
+  domain = nullptr;
+  fabric = nullptr;
+}
+
+// ---- the Transport interface ---------------------------------------------------------------------
+
+Endpoint::Endpoint(Store& store, const Options& options)
+    : impl_(std::make_unique<Impl>(store, options)) {
+  try {
+    impl_->open();
+  } catch (...) {
+    impl_->close_all();
+    throw;
+  }
+}
+
+Endpoint::~Endpoint() {
+  try {
+    impl_->shutdown_handshake();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
+  }
+  impl_->close_all();
+}
+
+void Endpoint::post_send(PostedOp* op) {
+  Impl& m = *impl_;
+  if (op->peer < 0 || op->peer >= m.size) {
+    op->fail(Errc::invalid_argument, "send to rank " + std::to_string(op->peer) + " out of range");
+    return;
+  }
+  auto* r = new Impl::Req;
+  r->main.req = r;
+  r->op = op;
+  r->is_send = true;
+  r->peer = op->peer;
+  r->tag = op->tag;
+  r->sbuf = op->send_data;
+  r->size = op->size;
+  r->rendezvous = m.rma && op->size >= m.eager_limit;
+  if (!r->rendezvous && op->size > m.max_msg) {
+    delete r;
+    op->fail(Errc::unsupported, "ofi: message of " + std::to_string(op->size) +
+                                    " bytes exceeds the provider's limit");
+    return;
+  }
+  m.all.insert(r);
+  m.by_op.emplace(op, r);
+  const int rc = m.reg(r->sbuf, r->size, r->rendezvous ? FI_REMOTE_READ : FI_SEND, &r->mr, &r->desc);
+  if (rc != 0) {
+    m.fail_req(r, Errc::transport, "ofi: fi_mr_reg of a send buffer failed: " + fi_text(rc));
+    return;
+  }
+  const auto dst = static_cast<fi_addr_t>(op->peer);
+  if (r->rendezvous) {
+    r->cookie = m.next_cookie++;
+    r->rts = RtsHeader{r->cookie,
+                       m.mr_virt_addr ? reinterpret_cast<std::uint64_t>(r->sbuf) : 0,
+                       fi_mr_key(r->mr), r->size};
+    m.sends.emplace(r->cookie, r);
+    ++m.stats.rendezvous_messages;
+    m.submit_tx(Impl::TxItem{Impl::TxKind::rts, r, dst, FinMsg{}});
+  } else {
+    ++m.stats.eager_messages;
+    m.stats.eager_bytes_sent += r->size;
+    m.submit_tx(Impl::TxItem{Impl::TxKind::send, r, dst, FinMsg{}});
+  }
+}
+
+void Endpoint::post_recv(PostedOp* op) {
+  Impl& m = *impl_;
+  if (op->peer < 0 || op->peer >= m.size) {
+    op->fail(Errc::invalid_argument, "receive from rank " + std::to_string(op->peer) + " out of range");
+    return;
+  }
+  auto* r = new Impl::Req;
+  r->main.req = r;
+  r->op = op;
+  r->peer = op->peer;
+  r->tag = op->tag;
+  r->rbuf = op->recv_data;
+  r->size = op->size;
+  if (r->size >= sizeof(RtsHeader)) {
+    r->mode = Impl::RecvMode::direct;
+  } else if (r->size > 0 && m.rx_iov_limit >= 2) {
+    r->mode = Impl::RecvMode::split;
+  } else {
+    r->mode = Impl::RecvMode::tail;
+  }
+  m.all.insert(r);
+  m.by_op.emplace(op, r);
+  // The user buffer is both a receive target and the local side of rendezvous reads.
+  int rc = 0;
+  if (r->mode != Impl::RecvMode::tail) rc = m.reg(r->rbuf, r->size, FI_RECV | FI_READ, &r->mr, &r->desc);
+  if (rc == 0 && r->mode != Impl::RecvMode::direct)
+    rc = m.reg(r->tail.data(), r->tail.size(), FI_RECV, &r->tail_mr, &r->tail_desc);
+  if (rc != 0) {
+    m.fail_req(r, Errc::transport, "ofi: fi_mr_reg of a receive buffer failed: " + fi_text(rc));
+    return;
+  }
+  m.submit_rx(r);
+}
+
+void Endpoint::cancel(PostedOp* op) {
+  Impl& m = *impl_;
+  const auto it = m.by_op.find(op);
+  if (it == m.by_op.end()) return;
+  Impl::Req* r = it->second;
+  m.by_op.erase(it);
+  r->op = nullptr;  // from here on nothing touches op
+  if (r->phase == Impl::Phase::queued) {
+    if (r->is_send) {
+      std::erase_if(m.tx_queue, [r](const Impl::TxItem& i) { return i.req == r; });
+    } else {
+      std::erase(m.rx_queue, r);
+    }
+    m.free_req(r);
+    return;
+  }
+  if (r->is_send && r->phase == Impl::Phase::wait_fin) {
+    // Closing the registration revokes the receiver's access to our buffer; its read fails
+    // and a late FIN finds no request.
+    m.free_req(r);
+    return;
+  }
+  if (!r->is_send && r->phase == Impl::Phase::posted) fi_cancel(&m.ep->fid, &r->main.fctx);
+  // Wait for the provider to give the operation back: until then it may use the buffer.
+  m.drain_until_gone(r);
+}
+
+bool Endpoint::progress() {
+  const bool a = impl_->poll_cq();
+  const bool b = impl_->drain_queues();
+  return a || b;
+}
+
+std::vector<int> Endpoint::pending_peers() const {
+  std::vector<int> peers;
+  for (const auto& [op, r] : impl_->by_op)
+    if (!r->is_send) peers.push_back(r->peer);
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return peers;
+}
+
+const Stats& Endpoint::stats() const { return impl_->stats; }
+const std::string& Endpoint::provider() const { return impl_->provider; }
+bool Endpoint::rendezvous_enabled() const { return impl_->rma; }
+std::size_t Endpoint::eager_limit() const { return impl_->eager_limit; }
+
+}  // namespace fabcoll::ofi

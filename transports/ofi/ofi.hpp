@@ -1,0 +1,96 @@
+// The fabric transport: one libfabric RDM endpoint per rank (tagged messages + RMA).
+//
+// Addressing: at start-up every rank publishes its endpoint name in the bootstrap Store under
+// "ofi/addr/<rank>" (hex) and inserts all names, in rank order, into an FI_AV_TABLE address
+// vector, so world rank r is fi_addr r. One Endpoint per Store: the keys are not generational.
+//
+// Matching: the PostedOp's 64-bit tag is the libfabric tag and the source is matched by
+// FI_DIRECTED_RECV, so the provider keeps the tagged-message rules every transport keeps
+// (oldest posted receive with the same (source, tag); unmatched messages wait in order).
+//
+// Protocols, chosen by size:
+//  - eager (size < eager limit): fi_tsend / fi_trecv straight from and into the user buffers;
+//  - rendezvous (size >= eager limit, when the provider grants RMA): the sender registers its
+//    buffer and injects a 32-byte RTS {cookie, address, key, size} on the same tag, marked by
+//    remote CQ data (eager messages never carry CQ data). The receiver, whose matching receive
+//    got the RTS, registers its own buffer and fi_read()s straight from the sender's buffer in
+//    chunks, then sends a FIN {cookie, status} as an untagged message (a separate queue, so
+//    it cannot collide with any user tag); the sender's op completes on FIN. No staging copy.
+//    READ + FIN rather than write-with-data because tcp;ofi_rxm has no remote write events.
+// Every buffer is registered per call (fi_mr_reg) and its descriptor passed, also where the
+// provider does not ask for it, so the path FI_MR_LOCAL providers (verbs) need is the one
+// that runs in tests. A receive smaller than the RTS gets a 32-byte registered tail as a second
+// iov, so an RTS (or an oversized message) never overruns the user buffer.
+//
+// Progress is manual and only happens in progress(): it reads the CQ, retries posts that got
+// -FI_EAGAIN (queued in posting order, sends and receives apart), and drives the rendezvous.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.hpp"
+#include "engine/transfer.hpp"
+
+namespace fabcoll::ofi {
+
+struct Options {
+  /// libfabric provider string ("sockets", "tcp;ofi_rxm", "shm", ...); "" picks the fastest
+  /// present among verbs;ofi_rxm, psm2, efa, cxi, tcp;ofi_rxm, sockets.
+  std::string provider;
+  /// Deadline (seconds) for the address exchange and the shutdown handshake.
+  double timeout_s = 120.0;
+  /// Messages of at least this many bytes go by RMA-read rendezvous (when the provider has RMA).
+  std::size_t eager_limit = 16384;
+};
+
+/// Per-endpoint counters (FABCOLL_STATS).
+struct Stats {
+  std::uint64_t eager_messages = 0;
+  std::uint64_t eager_bytes_sent = 0;
+  std::uint64_t rendezvous_messages = 0;
+  std::uint64_t rma_bytes_sent = 0;     // payload bytes peers read from our buffers
+  std::uint64_t rma_bytes_read = 0;     // payload bytes we read from peers' buffers
+  std::uint64_t staged_bytes = 0;       // payload bytes copied through an internal buffer
+  std::uint64_t eagain_retries = 0;     // posts that got -FI_EAGAIN and were queued
+};
+
+/// Providers that can open an RDM endpoint with tagged messages here (deduplicated, in
+/// libfabric's order), e.g. {"tcp;ofi_rxm", "sockets", "shm", "udp;ofi_rxd"}.
+std::vector<std::string> available_providers();
+
+class Endpoint final : public Transport {
+ public:
+  /// Opens the endpoint and exchanges addresses through store (collective over the world).
+  /// Throws EngineError(Errc::transport) when the provider is missing (the message lists the
+  /// providers present) or cannot open, Errc::timeout when a peer's address does not appear.
+  /// store must outlive the Endpoint (the destructor runs a shutdown handshake through it).
+  Endpoint(Store& store, const Options& options);
+  ~Endpoint() override;
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  [[nodiscard]] const char* name() const override { return "ofi"; }
+  void post_send(PostedOp* op) override;
+  void post_recv(PostedOp* op) override;
+  void cancel(PostedOp* op) override;
+  bool progress() override;
+  [[nodiscard]] std::vector<int> pending_peers() const override;
+
+  [[nodiscard]] const Stats& stats() const;
+  /// The provider in use, as libfabric names it ("tcp;ofi_rxm").
+  [[nodiscard]] const std::string& provider() const;
+  /// False when the provider lacks RMA or remote CQ data: every message goes eager.
+  [[nodiscard]] bool rendezvous_enabled() const;
+  [[nodiscard]] std::size_t eager_limit() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fabcoll::ofi

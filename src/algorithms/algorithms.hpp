@@ -36,6 +36,13 @@ extern const Algorithm kAllreduceRing;
 Task<> allreduce_ring(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op);
 extern const Algorithm kAllreduceReduceBcast;
 Task<> allreduce_reduce_bcast(Channel& ch, MutableBytes buf, const ReduceOp& op);
+extern const Algorithm kScanInorderTree;
+extern const Algorithm kExscanInorderTree;
+/// Sanders et al. Fig. 13.8 pipelined in-order tree prefix (k packets), inclusive or exclusive.
+Task<> prefix_inorder_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
+                           const ReduceOp& op, std::size_t k, bool exclusive);
+double prefix_inorder_tree_cost(const CostQuery& q);
+double prefix_inorder_tree_optimal_k(const CostQuery& q);
 
 // ---- barrier, gather, scatter, all-gather(v) (registry_gather_barrier.cpp) -------------------
 extern const Algorithm kBarrierDissemination;

@@ -14,6 +14,8 @@ std::span<const Algorithm* const> allreduce_scan_algorithms() {
       &algorithms::kAllreduceReduceBcast,
       &algorithms::kScanHypercube,
       &algorithms::kExscanHypercube,
+      &algorithms::kScanInorderTree,
+      &algorithms::kExscanInorderTree,
   };
   return kAll;
 }

@@ -374,5 +374,90 @@ TEST(AllreduceScan, Lawn29VersionsOrderAsTheTextSays) {
   }
 }
 
+// ---- scan and exscan: the pipelined in-order tree (Fig. 13.8, Corollary 13.7) ---------------
+
+void check_inorder_tree_any_k(const Algorithm& alg) {
+  // The sweep lets the engine pick k; here k is forced over a range, with sums and the
+  // non-commutative matrix product.
+  const fc_op_t matmul = register_user_op(matmul2x2, false);
+  std::vector<int> ps;
+  for (int p = 1; p <= 33; ++p) ps.push_back(p);
+  ps.push_back(64);
+  ps.push_back(100);
+  for (const int p : ps) {
+    for (const std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{100},
+                                    std::size_t{1001}}) {
+      for (const std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{7},
+                                  std::size_t{64}}) {
+        Case c;
+        c.alg = &alg;
+        c.p = p;
+        c.count = count;
+        c.dt = FC_DOUBLE;
+        c.op = FC_SUM;
+        c.packets = k;
+        ASSERT_TRUE(check_case(c));
+        c.count = 4 * count;
+        c.dt = FC_UINT32;
+        c.op = matmul;
+        ASSERT_TRUE(check_case(c));
+      }
+    }
+  }
+  free_user_op(matmul);
+}
+
+TEST(AllreduceScan, ScanInorderTreeAnyPacketCount) { check_inorder_tree_any_k(algorithms::kScanInorderTree); }
+TEST(AllreduceScan, ExscanInorderTreeAnyPacketCount) {
+  check_inorder_tree_any_k(algorithms::kExscanInorderTree);
+}
+
+CostQuery query_k(double n, int p, const CostModel& m, std::size_t k) {
+  CostQuery q = query(n, p, m);
+  q.k = double(k);
+  return q;
+}
+
+void check_inorder_tree_cost(const Algorithm& alg) {
+  double worst = 0;
+  // Lemmas 13.2/13.4 twice over: T ≤ (4L + 6(k-1))(α + (β+γ)⌈n/k⌉) for every k, and the
+  // optimal k of the formula is no worse on the sim than k = 1 for long vectors.
+  for (const int p : {2, 3, 5, 7, 8, 13, 16, 31, 64, 100, 255, 256}) {
+    for (const std::size_t bytes : {std::size_t{8}, std::size_t{8 * 1000}, std::size_t{8 * 65536}}) {
+      for (const std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{16},
+                                  std::size_t{100}}) {
+        if (k > bytes / 8) continue;
+        const sim::Stats st = run_for_cost(alg, p, bytes, kModel, true, 0, k);
+        CostQuery q = query(double(bytes), p, kModel);
+        q.k = double(k);
+        EXPECT_LE(st.finish_time, alg.cost(q)) << alg.name << " p=" << p << " n=" << bytes << " k=" << k;
+        // γ = 0: the communication bound of the text itself, 2 × (2L + 3(k-1))(α + β⌈n/k⌉).
+        const CostModel comm{.alpha = kModel.alpha, .beta = kModel.beta, .gamma = 0};
+        const sim::Stats sc = run_for_cost(alg, p, bytes, comm, true, 0, k);
+        q.m = comm;
+        EXPECT_LE(sc.finish_time, alg.cost(q)) << alg.name << " p=" << p << " n=" << bytes << " k=" << k;
+        worst = std::max(worst, st.finish_time / alg.cost(query_k(double(bytes), p, kModel, k)));
+      }
+      CostQuery q = query(double(bytes), p, kModel);
+      const double kstar = alg.optimal_k(q);
+      const auto k = static_cast<std::size_t>(std::max(1.0, std::round(kstar)));
+      const double t_star = run_for_cost(alg, p, bytes, kModel, true, 0, k).finish_time;
+      const double t_one = run_for_cost(alg, p, bytes, kModel, true, 0, 1).finish_time;
+      EXPECT_LE(t_star, t_one) << alg.name << " p=" << p << " n=" << bytes << " k*=" << k;
+      if (bytes == 8 * 65536 && p >= 64) {
+        EXPECT_LT(t_star, 0.5 * t_one) << alg.name << " p=" << p;
+      }
+    }
+  }
+  ::testing::Test::RecordProperty("worst_time_over_bound", std::to_string(worst));
+}
+
+TEST(AllreduceScan, ScanInorderTreeWithinCorollary13_7) {
+  check_inorder_tree_cost(algorithms::kScanInorderTree);
+}
+TEST(AllreduceScan, ExscanInorderTreeWithinCorollary13_7) {
+  check_inorder_tree_cost(algorithms::kExscanInorderTree);
+}
+
 }  // namespace
 }  // namespace fabcoll::testing

@@ -148,8 +148,7 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
   }
 }
 
-Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size,
-                        const ReduceOp& op) {
+Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op) {
   const Hypercube cube{ch.size()};
   const auto n = static_cast<double>(buf.size());
   return allreduce_hybrid_strategy(ch, buf, elem_size, op,
@@ -164,8 +163,7 @@ Task<> run_hybrid(Channel& ch, const CollArgs& a) {
 double cost_hybrid(const CostQuery& q) {
   const Hypercube cube{q.p};
   double t = tuning::corollary4_cost(q.n, cube.dim(), q.m);
-  if (!cube.power_of_two())
-    t += tuning::fold_cost(false, q.n, q.m) + q.m.alpha + q.m.beta * q.n;
+  if (!cube.power_of_two()) t += tuning::fold_cost(false, q.n, q.m) + q.m.alpha + q.m.beta * q.n;
   return t;
 }
 }  // namespace
@@ -174,8 +172,9 @@ const Algorithm kAllreduceHybrid{
     .name = "hybrid",
     .coll = Collective::allreduce,
     .reference = "LAWN 29 §3.4 Version 4, Theorem 1, Corollary 4",
-    .formula = "2(d-k)α + (1-2^-(d-k))n(2β+γ) + k(α + 2^-(d-k)n(β+γ)), k of Theorem 1; "
-               "+ 2(α + βn) + γn when p ≠ 2^d",
+    .formula =
+        "2(d-k)α + (1-2^-(d-k))n(2β+γ) + k(α + 2^-(d-k)n(β+γ)), k of Theorem 1; "
+        "+ 2(α + βn) + γn when p ≠ 2^d",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost_hybrid,

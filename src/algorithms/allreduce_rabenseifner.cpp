@@ -41,8 +41,7 @@ double cost_rabenseifner(const CostQuery& q) {
   const auto& m = q.m;
   const double p2 = cube.cube_size();
   double t = 2 * cube.dim() * m.alpha + (p2 - 1) / p2 * q.n * (2 * m.beta + m.gamma);
-  if (!cube.power_of_two())
-    t += tuning::fold_cost(true, q.n, m) + m.alpha + m.beta * q.n;
+  if (!cube.power_of_two()) t += tuning::fold_cost(true, q.n, m) + m.alpha + m.beta * q.n;
   return t;
 }
 }  // namespace

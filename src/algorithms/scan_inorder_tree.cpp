@@ -30,8 +30,8 @@ MutableBytes packet_of(MutableBytes buf, const EvenBlocks& packets, std::size_t 
 }
 }  // namespace
 
-Task<> prefix_inorder_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
-                           const ReduceOp& op, std::size_t k, bool exclusive) {
+Task<> prefix_inorder_tree(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op,
+                           std::size_t k, bool exclusive) {
   const int p = ch.size();
   const int me = ch.rank();
   const InorderBinaryTree tree{p, InorderBinaryTree::balanced_root(p)};
@@ -68,7 +68,8 @@ Task<> prefix_inorder_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
   from_right.reserve(needs_z ? k : 0);
   from_parent.reserve(has_ell ? k : 0);
   for (std::size_t i = 0; i < k; ++i) {
-    if (has_left) from_left.push_back(ch.recv(node.left, packet_of(x, packets, elem_size, i), up_step(i)));
+    if (has_left)
+      from_left.push_back(ch.recv(node.left, packet_of(x, packets, elem_size, i), up_step(i)));
     if (needs_z)
       from_right.push_back(ch.recv(node.right, packet_of(z, packets, elem_size, i), up_step(i)));
     if (has_ell)

@@ -77,8 +77,7 @@ inline double corollary4_cost(double n, int d, const CostModel& m) {
 /// halves, combine one half each and the surplus rank returns its half (2α + nβ + (n/2)γ:
 /// Version 3's step). Not counted: the final return of the result (α + nβ).
 inline double fold_cost(bool halves, double n, const CostModel& m) {
-  return halves ? 2 * m.alpha + n * m.beta + n / 2 * m.gamma
-                : m.alpha + n * m.beta + n * m.gamma;
+  return halves ? 2 * m.alpha + n * m.beta + n / 2 * m.gamma : m.alpha + n * m.beta + n * m.gamma;
 }
 
 }  // namespace fabcoll::tuning

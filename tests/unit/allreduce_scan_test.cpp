@@ -126,8 +126,10 @@ TEST(AllreduceScan, AllreduceHybridMatchesCorollary4) {
       const std::size_t bytes = 8 * static_cast<std::size_t>(p) * per_rank;
       const double n = double(bytes);
       ks.insert(tuning::theorem1_k(n, d, kLatencyBound));
-      const sim::Stats st = run_for_cost(algorithms::kAllreduceHybrid, p, bytes, kLatencyBound, true);
-      EXPECT_EQ(st.finish_time, tuning::corollary4_cost(n, d, kLatencyBound)) << "p=" << p << " n=" << n;
+      const sim::Stats st =
+          run_for_cost(algorithms::kAllreduceHybrid, p, bytes, kLatencyBound, true);
+      EXPECT_EQ(st.finish_time, tuning::corollary4_cost(n, d, kLatencyBound))
+          << "p=" << p << " n=" << n;
       EXPECT_EQ(st.finish_time, algorithms::kAllreduceHybrid.cost(query(n, p, kLatencyBound)));
       const int k = tuning::theorem1_k(n, d, kLatencyBound);
       EXPECT_EQ(st.rounds, k + 2 * (d - k)) << "p=" << p << " n=" << n;
@@ -191,7 +193,8 @@ TEST(AllreduceScan, Fig7HybridNeverSlowerThanVersions2And3) {
   const int d = 6;
   const int p = 1 << d;
   int strictly_better = 0;
-  for (std::size_t items = 64; items <= 64 * 4096; items = items * 5 / 4 + 64 - (items * 5 / 4) % 64) {
+  for (std::size_t items = 64; items <= 64 * 4096;
+       items = items * 5 / 4 + 64 - (items * 5 / 4) % 64) {
     const double n = 8.0 * double(items);
     const double v2 = tuning::hybrid_cost(tuning::kVersion2, n, d, fig7);
     const double v3 = tuning::hybrid_cost(tuning::version3(d), n, d, fig7);
@@ -234,8 +237,8 @@ TEST(AllreduceScan, EveryHybridStrategyMatchesTheSerialReference) {
       for (const bool halves : {false, true}) {
         g_strategy = s;
         g_fold_halves = halves;
-        for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{37},
-                                        std::size_t{1000}}) {
+        for (const std::size_t count :
+             {std::size_t{0}, std::size_t{1}, std::size_t{37}, std::size_t{1000}}) {
           Case c;
           c.alg = &alg;
           c.p = p;
@@ -259,8 +262,8 @@ TEST(AllreduceScan, AllreduceHybridWithMixedStrategiesMatchesTheSerialReference)
   // sweep's sizes.
   const fc_op_t matmul = register_user_op(matmul2x2, false);
   for (int p = 1; p <= 40; ++p) {
-    for (const std::size_t count : {std::size_t{1}, std::size_t{100}, std::size_t{1000},
-                                    std::size_t{4097}}) {
+    for (const std::size_t count :
+         {std::size_t{1}, std::size_t{100}, std::size_t{1000}, std::size_t{4097}}) {
       Case c;
       c.alg = &algorithms::kAllreduceHybrid;
       c.p = p;
@@ -322,8 +325,8 @@ TEST(AllreduceScan, AllreduceRingMatchesFormula) {
       const std::size_t bytes = 8 * static_cast<std::size_t>(p) * per_rank;
       const double n = double(bytes);
       const sim::Stats st = run_for_cost(algorithms::kAllreduceRing, p, bytes, kModel, false);
-      const double expect = 2 * (p - 1) * kModel.alpha +
-                            double(p - 1) / p * n * (2 * kModel.beta + kModel.gamma);
+      const double expect =
+          2 * (p - 1) * kModel.alpha + double(p - 1) / p * n * (2 * kModel.beta + kModel.gamma);
       EXPECT_EQ(st.finish_time, expect) << "p=" << p << " n=" << n;
       EXPECT_EQ(st.finish_time, algorithms::kAllreduceRing.cost(query(n, p, kModel)));
       EXPECT_EQ(st.rounds, 2 * (p - 1));
@@ -334,9 +337,10 @@ TEST(AllreduceScan, AllreduceRingMatchesFormula) {
   for (const int p : {3, 7, 13}) {
     const std::size_t count = 10 * static_cast<std::size_t>(p) + 1;
     const sim::Stats st = run_for_cost(algorithms::kAllreduceRing, p, count * 8, kModel, false);
-    const double block = 8.0 * double((count + static_cast<std::size_t>(p) - 1) / static_cast<std::size_t>(p));
-    EXPECT_LE(st.finish_time, 2 * (p - 1) * (kModel.alpha + kModel.beta * block) +
-                                  (p - 1) * kModel.gamma * block);
+    const double block =
+        8.0 * double((count + static_cast<std::size_t>(p) - 1) / static_cast<std::size_t>(p));
+    EXPECT_LE(st.finish_time,
+              2 * (p - 1) * (kModel.alpha + kModel.beta * block) + (p - 1) * kModel.gamma * block);
   }
 }
 
@@ -368,8 +372,10 @@ TEST(AllreduceScan, Lawn29VersionsOrderAsTheTextSays) {
   const int p = 1 << d;
   for (const std::size_t bytes : {std::size_t{8 * 64}, std::size_t{8 * 64 * 64}}) {
     const double n = double(bytes);
-    const double v1 = run_for_cost(algorithms::kAllreduceReduceBcast, p, bytes, kModel, true).finish_time;
-    const double v2 = run_for_cost(algorithms::kAllreduceRecursiveDoubling, p, bytes, kModel, true).finish_time;
+    const double v1 =
+        run_for_cost(algorithms::kAllreduceReduceBcast, p, bytes, kModel, true).finish_time;
+    const double v2 =
+        run_for_cost(algorithms::kAllreduceRecursiveDoubling, p, bytes, kModel, true).finish_time;
     EXPECT_EQ(v1 - v2, d * (kModel.alpha + n * kModel.beta));
   }
 }
@@ -385,10 +391,10 @@ void check_inorder_tree_any_k(const Algorithm& alg) {
   ps.push_back(64);
   ps.push_back(100);
   for (const int p : ps) {
-    for (const std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{100},
-                                    std::size_t{1001}}) {
-      for (const std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{7},
-                                  std::size_t{64}}) {
+    for (const std::size_t count :
+         {std::size_t{1}, std::size_t{7}, std::size_t{100}, std::size_t{1001}}) {
+      for (const std::size_t k :
+           {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{7}, std::size_t{64}}) {
         Case c;
         c.alg = &alg;
         c.p = p;
@@ -407,7 +413,9 @@ void check_inorder_tree_any_k(const Algorithm& alg) {
   free_user_op(matmul);
 }
 
-TEST(AllreduceScan, ScanInorderTreeAnyPacketCount) { check_inorder_tree_any_k(algorithms::kScanInorderTree); }
+TEST(AllreduceScan, ScanInorderTreeAnyPacketCount) {
+  check_inorder_tree_any_k(algorithms::kScanInorderTree);
+}
 TEST(AllreduceScan, ExscanInorderTreeAnyPacketCount) {
   check_inorder_tree_any_k(algorithms::kExscanInorderTree);
 }
@@ -423,19 +431,22 @@ void check_inorder_tree_cost(const Algorithm& alg) {
   // Lemmas 13.2/13.4 twice over: T ≤ (4L + 6(k-1))(α + (β+γ)⌈n/k⌉) for every k, and the
   // optimal k of the formula is no worse on the sim than k = 1 for long vectors.
   for (const int p : {2, 3, 5, 7, 8, 13, 16, 31, 64, 100, 255, 256}) {
-    for (const std::size_t bytes : {std::size_t{8}, std::size_t{8 * 1000}, std::size_t{8 * 65536}}) {
-      for (const std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{16},
-                                  std::size_t{100}}) {
+    for (const std::size_t bytes :
+         {std::size_t{8}, std::size_t{8 * 1000}, std::size_t{8 * 65536}}) {
+      for (const std::size_t k :
+           {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{16}, std::size_t{100}}) {
         if (k > bytes / 8) continue;
         const sim::Stats st = run_for_cost(alg, p, bytes, kModel, true, 0, k);
         CostQuery q = query(double(bytes), p, kModel);
         q.k = double(k);
-        EXPECT_LE(st.finish_time, alg.cost(q)) << alg.name << " p=" << p << " n=" << bytes << " k=" << k;
+        EXPECT_LE(st.finish_time, alg.cost(q))
+            << alg.name << " p=" << p << " n=" << bytes << " k=" << k;
         // γ = 0: the communication bound of the text itself, 2 × (2L + 3(k-1))(α + β⌈n/k⌉).
         const CostModel comm{.alpha = kModel.alpha, .beta = kModel.beta, .gamma = 0};
         const sim::Stats sc = run_for_cost(alg, p, bytes, comm, true, 0, k);
         q.m = comm;
-        EXPECT_LE(sc.finish_time, alg.cost(q)) << alg.name << " p=" << p << " n=" << bytes << " k=" << k;
+        EXPECT_LE(sc.finish_time, alg.cost(q))
+            << alg.name << " p=" << p << " n=" << bytes << " k=" << k;
         worst = std::max(worst, st.finish_time / alg.cost(query_k(double(bytes), p, kModel, k)));
       }
       CostQuery q = query(double(bytes), p, kModel);

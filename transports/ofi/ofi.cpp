@@ -42,7 +42,11 @@ struct FinMsg {
 };
 enum FinStatus : std::uint32_t { kFinOk = 0, kFinTruncated = 1, kFinFailed = 2 };
 
-constexpr std::uint64_t kRtsData = 0x5254530000000001ull;  // "RTS" + version, in the CQ data
+// The RTS travels on the user's tag with the top bit set; receives ignore that bit, so an RTS
+// matches like the message it announces and keeps its place in the (source, tag) order.
+// (Remote CQ data would be the other marker, but the sockets provider drops the
+// FI_REMOTE_CQ_DATA flag on messages that arrived unexpected.)
+constexpr std::uint64_t kRtsBit = std::uint64_t{1} << 63;
 constexpr std::size_t kCtrlSlots = 64;                     // pre-posted FIN receive slots
 constexpr std::size_t kCtrlSlotBytes = 64;
 constexpr std::size_t kReadsInFlight = 4;                  // per rendezvous receive
@@ -338,10 +342,10 @@ void Endpoint::Impl::open() {
   mr_virt_addr = (mr_mode & FI_MR_VIRT_ADDR) != 0;
   mr_prov_key = (mr_mode & FI_MR_PROV_KEY) != 0;
   mr_endpoint = (mr_mode & FI_MR_ENDPOINT) != 0;
-  // The rendezvous needs RMA, remote CQ data to mark the RTS, FI_MSG for the FIN, and an
-  // inject size that holds the RTS. Without them every message goes eager.
+  // The rendezvous needs RMA, FI_MSG for the FIN, an inject size that holds the RTS and the
+  // tag's top bit. Without them every message goes eager.
   rma = (info->caps & FI_RMA) != 0 && (info->caps & FI_MSG) != 0 &&
-        info->domain_attr->cq_data_size > 0 && info->tx_attr->inject_size >= sizeof(RtsHeader);
+        info->tx_attr->inject_size >= sizeof(RtsHeader);
   max_msg = info->ep_attr->max_msg_size;
   eager_limit = std::max<std::size_t>(std::min(opts.eager_limit, max_msg), sizeof(RtsHeader));
   read_chunk = std::min(kReadChunk, max_msg);
@@ -487,8 +491,7 @@ int Endpoint::Impl::try_tx(TxItem& item) {
       if (rc == 0) r->phase = Phase::posted;
       break;
     case TxKind::rts:
-      rc = static_cast<int>(
-          fi_tinjectdata(ep, &r->rts, sizeof(RtsHeader), kRtsData, item.peer, r->tag));
+      rc = static_cast<int>(fi_tinject(ep, &r->rts, sizeof(RtsHeader), item.peer, r->tag | kRtsBit));
       if (rc == 0) r->phase = Phase::wait_fin;
       break;
     case TxKind::fin:
@@ -529,22 +532,23 @@ int Endpoint::Impl::try_tx(TxItem& item) {
 int Endpoint::Impl::try_rx(Req* r) {
   int rc = 0;
   const auto src = static_cast<fi_addr_t>(r->peer);
+  const std::uint64_t ignore = rma ? kRtsBit : 0;
   switch (r->mode) {
     case RecvMode::direct:
       rc = static_cast<int>(
-          fi_trecv(ep, r->rbuf, r->size, r->desc, src, r->tag, 0, &r->main.fctx));
+          fi_trecv(ep, r->rbuf, r->size, r->desc, src, r->tag, ignore, &r->main.fctx));
       break;
     case RecvMode::split: {
       std::array<iovec, 2> iov{iovec{r->rbuf, r->size},
                                iovec{r->tail.data(), sizeof(RtsHeader) - r->size}};
       std::array<void*, 2> desc{r->desc, r->tail_desc};
       rc = static_cast<int>(
-          fi_trecvv(ep, iov.data(), desc.data(), 2, src, r->tag, 0, &r->main.fctx));
+          fi_trecvv(ep, iov.data(), desc.data(), 2, src, r->tag, ignore, &r->main.fctx));
       break;
     }
     case RecvMode::tail:
       rc = static_cast<int>(fi_trecv(ep, r->tail.data(), r->tail.size(), r->tail_desc, src, r->tag,
-                                     0, &r->main.fctx));
+                                     ignore, &r->main.fctx));
       break;
   }
   if (rc == -FI_EAGAIN) return rc;
@@ -664,7 +668,7 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
   // A receive: an eager message or an RTS.
   const std::size_t got = e.len;
   const std::size_t cap = r->size;
-  if ((e.flags & FI_REMOTE_CQ_DATA) != 0 && e.data == kRtsData && rma) {
+  if (rma && (e.tag & kRtsBit) != 0) {
     RtsHeader h{};
     if (got != sizeof h) {
       fail_req(r, Errc::transport, "ofi: malformed rendezvous header from rank " + std::to_string(r->peer));
@@ -850,6 +854,10 @@ void Endpoint::post_send(PostedOp* op) {
     op->fail(Errc::invalid_argument, "send to rank " + std::to_string(op->peer) + " out of range");
     return;
   }
+  if (m.rma && (op->tag & kRtsBit) != 0) {
+    op->fail(Errc::invalid_argument, "ofi: tag bit 63 is reserved for the rendezvous");
+    return;
+  }
   auto* r = new Impl::Req;
   r->main.req = r;
   r->op = op;
@@ -892,6 +900,10 @@ void Endpoint::post_recv(PostedOp* op) {
   Impl& m = *impl_;
   if (op->peer < 0 || op->peer >= m.size) {
     op->fail(Errc::invalid_argument, "receive from rank " + std::to_string(op->peer) + " out of range");
+    return;
+  }
+  if (m.rma && (op->tag & kRtsBit) != 0) {
+    op->fail(Errc::invalid_argument, "ofi: tag bit 63 is reserved for the rendezvous");
     return;
   }
   auto* r = new Impl::Req;

@@ -5,9 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "algorithms/algorithms.hpp"
+#include "fabcoll/fabcoll.h"
 #include "patterns/binomial_tree.hpp"
 #include "patterns/mesh2d.hpp"
 #include "support/sim_harness.hpp"
@@ -410,6 +417,154 @@ TEST(GatherBarrier, AllgatherMesh2dMatchesAlgorithm4_6) {
     const sim::Stats st = run_for_cost(algorithms::kAllgatherMesh2d, p, 80, kModel, false);
     EXPECT_EQ(st.finish_time, 2 * (q - 1) * kModel.alpha + (p - 1) * 80 * kModel.beta) << p;
   }
+}
+
+// ---- real time: the C API on a world of threads (in-process transport) -----------------------
+
+/// Runs body(rank, comm) on p threads of one thread world.
+void run_thread_world(int p, const std::function<void(int, fc_comm_t)>& body) {
+  fc_thread_world_t world = nullptr;
+  ASSERT_EQ(fc_thread_world_create(p, &world), FC_SUCCESS);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < p; ++r) {
+    threads.emplace_back([&, r] {
+      fc_context_t ctx = nullptr;
+      ASSERT_EQ(fc_init_thread(world, r, &ctx), FC_SUCCESS);
+      fc_comm_t comm = nullptr;
+      ASSERT_EQ(fc_comm_world(ctx, &comm), FC_SUCCESS);
+      body(r, comm);
+      EXPECT_EQ(fc_finalize(ctx), FC_SUCCESS);
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(fc_thread_world_free(&world), FC_SUCCESS);
+}
+
+std::int32_t value(int rank, std::size_t i) { return rank * 1000 + static_cast<std::int32_t>(i); }
+
+/// Every call form (normal and FC_IN_PLACE) of one collective through the C API, with the
+/// algorithm forced by FABCOLL_<COLL>_ALGORITHM.
+void check_real_time(const Algorithm& alg, int p) {
+  const auto np = static_cast<std::size_t>(p);
+  const std::size_t n = 3;
+  std::atomic<int> arrived{0};
+  run_thread_world(p, [&](int r, fc_comm_t comm) {
+    const auto ur = static_cast<std::size_t>(r);
+    std::vector<std::int32_t> mine(n);
+    for (std::size_t i = 0; i < n; ++i) mine[i] = value(r, i);
+    std::vector<std::int32_t> all(n * np);
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = value(static_cast<int>(i / n), i % n);
+    switch (alg.coll) {
+      case Collective::barrier:
+        for (int round = 1; round <= 20; ++round) {
+          arrived.fetch_add(1);
+          ASSERT_EQ(fc_barrier(comm), FC_SUCCESS);
+          EXPECT_GE(arrived.load(), round * p) << "left before everyone arrived";
+        }
+        break;
+      case Collective::gather:
+        for (const int root : {0, p - 1, p / 2}) {
+          std::vector<std::int32_t> out(r == root ? n * np : 0, -1);
+          ASSERT_EQ(fc_gather(mine.data(), n, FC_INT32, out.data(), n, FC_INT32, root, comm),
+                    FC_SUCCESS);
+          if (r == root) {
+            EXPECT_EQ(out, all) << "root " << root;
+          }
+          if (r == root) {  // in place: the root's block already sits in recvbuf
+            std::vector<std::int32_t> io(n * np, -1);
+            std::copy(mine.begin(), mine.end(), io.begin() + static_cast<std::ptrdiff_t>(ur * n));
+            ASSERT_EQ(fc_gather(FC_IN_PLACE, n, FC_INT32, io.data(), n, FC_INT32, root, comm),
+                      FC_SUCCESS);
+            EXPECT_EQ(io, all) << "in place, root " << root;
+          } else {
+            ASSERT_EQ(fc_gather(mine.data(), n, FC_INT32, nullptr, n, FC_INT32, root, comm),
+                      FC_SUCCESS);
+          }
+        }
+        break;
+      case Collective::scatter:
+        for (const int root : {0, p - 1, p / 2}) {
+          std::vector<std::int32_t> piece(n, -1);
+          ASSERT_EQ(fc_scatter(r == root ? all.data() : nullptr, n, FC_INT32, piece.data(), n,
+                               FC_INT32, root, comm),
+                    FC_SUCCESS);
+          EXPECT_EQ(piece, mine) << "root " << root;
+          if (r == root) {  // in place: the root keeps its block inside sendbuf
+            std::vector<std::int32_t> src = all;
+            ASSERT_EQ(fc_scatter(src.data(), n, FC_INT32, FC_IN_PLACE, n, FC_INT32, root, comm),
+                      FC_SUCCESS);
+            EXPECT_EQ(src, all);
+          } else {
+            std::fill(piece.begin(), piece.end(), -1);
+            ASSERT_EQ(fc_scatter(nullptr, n, FC_INT32, piece.data(), n, FC_INT32, root, comm),
+                      FC_SUCCESS);
+            EXPECT_EQ(piece, mine) << "root " << root;
+          }
+        }
+        break;
+      case Collective::allgather: {
+        std::vector<std::int32_t> out(n * np, -1);
+        ASSERT_EQ(fc_allgather(mine.data(), n, FC_INT32, out.data(), n, FC_INT32, comm),
+                  FC_SUCCESS);
+        EXPECT_EQ(out, all);
+        std::vector<std::int32_t> io(n * np, -1);
+        std::copy(mine.begin(), mine.end(), io.begin() + static_cast<std::ptrdiff_t>(ur * n));
+        ASSERT_EQ(fc_allgather(FC_IN_PLACE, n, FC_INT32, io.data(), n, FC_INT32, comm),
+                  FC_SUCCESS);
+        EXPECT_EQ(io, all) << "in place";
+        break;
+      }
+      case Collective::allgatherv: {
+        std::vector<std::size_t> counts(np), displs(np);
+        std::size_t extent = 0;
+        for (std::size_t j = 0; j < np; ++j) {
+          counts[j] = j % 3 == 1 ? 0 : j % 4 + 1;  // zeros and uneven sizes
+          displs[j] = extent + 1;                  // with gaps, which must stay untouched
+          extent = displs[j] + counts[j];
+        }
+        std::vector<std::int32_t> want(extent, -1);
+        for (std::size_t j = 0; j < np; ++j)
+          for (std::size_t i = 0; i < counts[j]; ++i) want[displs[j] + i] = value(static_cast<int>(j), i);
+        std::vector<std::int32_t> own(counts[ur]);
+        for (std::size_t i = 0; i < own.size(); ++i) own[i] = value(r, i);
+        std::vector<std::int32_t> out(extent, -1);
+        ASSERT_EQ(fc_allgatherv(own.data(), own.size(), FC_INT32, out.data(), counts.data(),
+                                displs.data(), FC_INT32, comm),
+                  FC_SUCCESS);
+        EXPECT_EQ(out, want);
+        std::vector<std::int32_t> io(extent, -1);
+        std::copy(own.begin(), own.end(), io.begin() + static_cast<std::ptrdiff_t>(displs[ur]));
+        ASSERT_EQ(fc_allgatherv(FC_IN_PLACE, 0, FC_INT32, io.data(), counts.data(), displs.data(),
+                                FC_INT32, comm),
+                  FC_SUCCESS);
+        EXPECT_EQ(io, want) << "in place";
+        break;
+      }
+      default:
+        break;
+    }
+  });
+}
+
+TEST(GatherBarrier, EveryAlgorithmInRealTimeThroughTheCApi) {
+  int tested = 0;
+  for (const Algorithm* alg : all_algorithms()) {
+    const Collective c = alg->coll;
+    if (c != Collective::barrier && c != Collective::gather && c != Collective::scatter &&
+        c != Collective::allgather && c != Collective::allgatherv)
+      continue;
+    std::string key = "FABCOLL_" + std::string(collective_name(c)) + "_ALGORITHM";
+    std::transform(key.begin(), key.end(), key.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+    ASSERT_EQ(setenv(key.c_str(), std::string(alg->name).c_str(), 1), 0);
+    for (const int p : {1, 2, 3, 5, 8}) {
+      SCOPED_TRACE(key + "=" + std::string(alg->name) + " p=" + std::to_string(p));
+      check_real_time(*alg, p);
+    }
+    unsetenv(key.c_str());
+    ++tested;
+  }
+  EXPECT_GE(tested, 14);  // 4 barriers, 2 gathers, 2 scatters, 4 all-gathers, 2 all-gathervs
 }
 
 }  // namespace

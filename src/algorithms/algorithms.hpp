@@ -100,5 +100,24 @@ Task<> alltoall_pairwise_xor(Channel& ch, ConstBytes send, MutableBytes recv, st
 Task<> alltoall_circular(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
 Task<> alltoall_hypercube(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
 Task<> alltoall_bruck(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
+// alltoallv: counts and displacements in elements of elem_size bytes (MPI's layout).
+extern const Algorithm kAlltoallvDirect;
+Task<> alltoallv_direct(Channel& ch, const void* sendbuf, void* recvbuf, std::size_t elem_size,
+                        const std::size_t* scounts, const std::size_t* sdispls,
+                        const std::size_t* rcounts, const std::size_t* rdispls);
+// Reduce-scatter (block): send holds p blocks of `block` bytes and is never written; recv gets
+// this rank's block summed over all ranks in rank order. recv may alias block 0 of send.
+extern const Algorithm kReduceScatterRecursiveHalving;
+extern const Algorithm kReduceScatterPairwise;
+extern const Algorithm kReduceScatterRing;
+extern const Algorithm kReduceScatterRecursiveDoubling;
+Task<> reduce_scatter_recursive_halving(Channel& ch, ConstBytes send, MutableBytes recv,
+                                        std::size_t block, const ReduceOp& op);
+Task<> reduce_scatter_pairwise(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block,
+                               const ReduceOp& op);
+Task<> reduce_scatter_ring(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block,
+                           const ReduceOp& op);
+Task<> reduce_scatter_recursive_doubling(Channel& ch, ConstBytes send, MutableBytes recv,
+                                         std::size_t block, const ReduceOp& op);
 
 }  // namespace fabcoll::algorithms

@@ -12,6 +12,11 @@ std::span<const Algorithm* const> alltoall_algorithms() {
       &algorithms::kAlltoallCircular,
       &algorithms::kAlltoallHypercube,
       &algorithms::kAlltoallBruck,
+      &algorithms::kAlltoallvDirect,
+      &algorithms::kReduceScatterRecursiveHalving,
+      &algorithms::kReduceScatterPairwise,
+      &algorithms::kReduceScatterRing,
+      &algorithms::kReduceScatterRecursiveDoubling,
   };
   return kAll;
 }

@@ -244,7 +244,10 @@ inline sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, c
   const std::size_t count = bytes / 8;
   const bool big = alg.coll == Collective::alltoall || alg.coll == Collective::reduce_scatter_block ||
                    alg.coll == Collective::scatter || alg.coll == Collective::gather ||
-                   alg.coll == Collective::allgather;
+                   alg.coll == Collective::allgather || alg.coll == Collective::alltoallv;
+  // alltoallv: uniform blocks of `count` elements, the alltoall layout.
+  std::vector<std::size_t> v_counts(np, count), v_displs(np);
+  for (std::size_t i = 0; i < np; ++i) v_displs[i] = i * count;
   // allgatherv: uniform blocks of `count` elements, the allgather layout.
   const bool gatherv = alg.coll == Collective::allgatherv;
   std::vector<std::size_t> gv_counts(gatherv ? np : 0, count), gv_displs(gatherv ? np : 0);
@@ -276,6 +279,12 @@ inline sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, c
       a.counts = gv_counts.data();
       a.displs = gv_displs.data();
       a.sendbuf = out + ur * count;
+    }
+    if (alg.coll == Collective::alltoallv) {
+      a.scounts = v_counts.data();
+      a.sdispls = v_displs.data();
+      a.counts = v_counts.data();
+      a.displs = v_displs.data();
     }
     if (alg.coll == Collective::allreduce || alg.coll == Collective::scan ||
         alg.coll == Collective::exscan || alg.coll == Collective::bcast)

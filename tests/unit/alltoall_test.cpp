@@ -3,6 +3,7 @@
 // p, counts and operators is swept for every registered algorithm by sim_collectives_test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 
 #include "algorithms/algorithms.hpp"
@@ -82,6 +83,166 @@ TEST(Alltoall, BruckMatchesItsRoundCount) {
       EXPECT_EQ(st.finish_time, ceil_log * (kModel.alpha + kModel.beta * 80.0 * p / 2)) << p;
     }
   }
+}
+
+// ---- all-to-all(v) ----------------------------------------------------------------------------
+
+TEST(Alltoallv, AlltoallvDirectMatchesSection13_6_1) {
+  // Uniform counts (run_for_cost's alltoallv layout): the circular schedule, (p-1)(α + βn).
+  for (int p = 1; p <= 40; ++p) {
+    const sim::Stats st = run_for_cost(algorithms::kAlltoallvDirect, p, 800, kModel, false);
+    EXPECT_EQ(st.finish_time, (p - 1) * (kModel.alpha + kModel.beta * 800.0)) << p;
+    EXPECT_EQ(st.finish_time, algorithms::kAlltoallvDirect.cost(query(800, p)));
+  }
+}
+
+// ---- reduce-scatter (CostQuery n = m = bytes per block; the texts' n = p·m) ------------------
+
+// For p ≠ 2^d the folded algorithms' formulas are upper bounds: checked over p ≤ 300, block
+// sizes from latency- to bandwidth-bound, and three α:β:γ mixes.
+void expect_bound_for_other_p(const Algorithm& alg) {
+  const CostModel models[] = {kModel, CostModel{.alpha = 64.0, .beta = 0.25, .gamma = 0.125},
+                              CostModel{.alpha = 1.0, .beta = 0.25, .gamma = 2.0}};
+  for (const CostModel& m : models) {
+    for (int p = 3; p <= 300; ++p) {
+      if (std::has_single_bit(static_cast<unsigned>(p))) continue;
+      for (const std::size_t bytes : {8u, 8000u}) {
+        const sim::Stats st = run_for_cost(alg, p, bytes, m, true);
+        CostQuery q = query(double(bytes), p);
+        q.m = m;
+        EXPECT_LE(st.finish_time, alg.cost(q)) << alg.name << " p=" << p << " m=" << bytes;
+      }
+    }
+  }
+}
+
+TEST(ReduceScatter, ReduceScatterRecursiveHalvingMatchesMpich) {
+  for (int d = 0; d <= 9; ++d) {
+    const int p = 1 << d;
+    for (const std::size_t m : {8u, 800u}) {
+      const sim::Stats st =
+          run_for_cost(algorithms::kReduceScatterRecursiveHalving, p, m, kModel, d >= 6);
+      const double n = double(p) * double(m);
+      // log p·α + (p-1)/p·n(β + γ), exactly.
+      EXPECT_EQ(st.finish_time,
+                d * kModel.alpha + (n - n / p) * (kModel.beta + kModel.gamma)) << p;
+      EXPECT_EQ(st.finish_time,
+                algorithms::kReduceScatterRecursiveHalving.cost(query(double(m), p)));
+      EXPECT_EQ(st.rounds, d);
+    }
+  }
+  expect_bound_for_other_p(algorithms::kReduceScatterRecursiveHalving);
+}
+
+TEST(ReduceScatter, RecursiveHalvingMatchesTable4_1AllToAllReduction) {
+  // Grama et al. Table 4.1, all-to-all reduction on a hypercube: t_s log p + t_w m(p-1)
+  // (no combine cost in that table: γ = 0).
+  constexpr CostModel kNoGamma{.alpha = 4.0, .beta = 0.25, .gamma = 0.0};
+  for (int d = 0; d <= 8; ++d) {
+    const int p = 1 << d;
+    const sim::Stats st =
+        run_for_cost(algorithms::kReduceScatterRecursiveHalving, p, 800, kNoGamma, d >= 6);
+    EXPECT_EQ(st.finish_time, kNoGamma.alpha * d + kNoGamma.beta * 800.0 * (p - 1)) << p;
+  }
+}
+
+TEST(ReduceScatter, ReduceScatterPairwiseMatchesMpich) {
+  for (int p = 1; p <= 40; ++p) {
+    const sim::Stats st = run_for_cost(algorithms::kReduceScatterPairwise, p, 800, kModel, false);
+    EXPECT_EQ(st.finish_time, (p - 1) * (kModel.alpha + 800.0 * (kModel.beta + kModel.gamma))) << p;
+    EXPECT_EQ(st.finish_time, algorithms::kReduceScatterPairwise.cost(query(800, p)));
+    EXPECT_EQ(st.rounds, p - 1);
+  }
+}
+
+TEST(ReduceScatter, ReduceScatterRingMatchesAlgorithm4_5) {
+  for (int p = 1; p <= 40; ++p) {
+    const sim::Stats st = run_for_cost(algorithms::kReduceScatterRing, p, 800, kModel, false);
+    EXPECT_EQ(st.finish_time, (p - 1) * (kModel.alpha + 800.0 * (kModel.beta + kModel.gamma))) << p;
+    EXPECT_EQ(st.finish_time, algorithms::kReduceScatterRing.cost(query(800, p)));
+    EXPECT_EQ(st.rounds, p - 1);
+  }
+}
+
+TEST(ReduceScatter, ReduceScatterRecursiveDoublingMatchesMpich) {
+  for (int d = 0; d <= 8; ++d) {
+    const int p = 1 << d;
+    const sim::Stats st =
+        run_for_cost(algorithms::kReduceScatterRecursiveDoubling, p, 800, kModel, d >= 6);
+    // Σ_j (α + (p - 2^j)·m(β + γ)) = dα + (dp - p + 1)·m(β + γ)
+    EXPECT_EQ(st.finish_time,
+              d * kModel.alpha + (d * p - p + 1) * 800.0 * (kModel.beta + kModel.gamma)) << p;
+    EXPECT_EQ(st.finish_time,
+              algorithms::kReduceScatterRecursiveDoubling.cost(query(800, p)));
+    EXPECT_EQ(st.rounds, d);
+  }
+  expect_bound_for_other_p(algorithms::kReduceScatterRecursiveDoubling);
+}
+
+// The in-place form (validate(): sendbuf == recvbuf holds p blocks, the result goes to block 0),
+// which the sweep does not exercise: a rank's own input block 0 must be read before it is
+// overwritten.
+::testing::AssertionResult reduce_scatter_in_place(const Algorithm& alg, int p, fc_op_t op_id,
+                                                   fc_datatype_t dt, std::size_t count) {
+  const auto np = static_cast<std::size_t>(p);
+  const std::size_t es = datatype_size(dt);
+  const std::size_t n = count * es;
+  const ReduceOp op(op_id, dt);
+  std::vector<std::vector<std::byte>> in(np), buf(np);
+  for (int r = 0; r < p; ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    in[ur].resize(np * n);
+    if (op_id >= kUserOpBase) {
+      fill_matrices(reinterpret_cast<std::uint32_t*>(in[ur].data()), np * count, r);
+    } else {
+      fill_pattern(in[ur].data(), np * count, dt, r, 5);
+    }
+    buf[ur] = in[ur];
+  }
+  sim::World world(p, kModel);
+  std::vector<CollArgs> args(np);
+  world.run([&](Comm& comm) {
+    const auto ur = static_cast<std::size_t>(comm.rank());
+    CollArgs& a = args[ur];
+    a.coll = Collective::reduce_scatter_block;
+    a.count = count;
+    a.elem_size = es;
+    a.op = op;
+    if (op_id >= kUserOpBase) {  // one element = one 2x2 matrix, as in the sweep
+      a.count = count / 4;
+      a.elem_size = es * 4;
+    }
+    a.sendbuf = buf[ur].data();
+    a.recvbuf = buf[ur].data();
+    return run_collective(comm, a, &alg);
+  });
+  for (std::size_t r = 0; r < np; ++r) {
+    std::vector<std::vector<std::byte>> blocks(np);
+    for (std::size_t j = 0; j < np; ++j)
+      blocks[j].assign(in[j].begin() + static_cast<std::ptrdiff_t>(r * n),
+                       in[j].begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
+    const std::vector<std::byte> expect = serial_reduce(blocks, 0, np, op, count);
+    if (!std::equal(expect.begin(), expect.end(), buf[r].begin()))
+      return ::testing::AssertionFailure() << alg.name << " p=" << p << " rank " << r;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(ReduceScatter, InPlaceFormPutsTheResultInBlockZero) {
+  const fc_op_t matmul = register_user_op(matmul2x2, false);
+  int tested = 0;
+  for (const Algorithm* alg : alltoall_algorithms()) {
+    if (alg->coll != Collective::reduce_scatter_block) continue;
+    ++tested;
+    for (const int p : {1, 2, 3, 5, 8, 13}) {
+      EXPECT_TRUE(reduce_scatter_in_place(*alg, p, FC_SUM, FC_DOUBLE, 7));
+      if (!alg->needs_commutative) {
+        EXPECT_TRUE(reduce_scatter_in_place(*alg, p, matmul, FC_UINT32, 4 * 3));
+      }
+    }
+  }
+  free_user_op(matmul);
+  EXPECT_GE(tested, 4);
 }
 
 }  // namespace

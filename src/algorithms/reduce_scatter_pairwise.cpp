@@ -1,0 +1,80 @@
+// Pairwise-exchange reduce-scatter. MPICH's long-message reduce-scatter (002_…: "pairwise
+// exchange (> 512 KB; p-1 steps; rank+i at step i)"):
+//   T(n, p) = (p - 1)(α + (n/p)(β + γ)) = (p-1)α + (p-1)/p·n(β + γ)      n = p·m bytes
+// Preconditions: none (any p). Non-commutative operators keep rank order; then the
+// contributions of higher ranks, which arrive highest first, are summed apart and appended
+// last, which may add one γm to the time.
+//
+//   step s: rank r sends its block for r+s to r+s and receives block r from r-s
+//   p = 4, step 1: 0→1→2→3→0   step 2: 0→2, 1→3, 2→0, 3→1   step 3: 0→3→2→1→0
+//   after p-1 steps rank r has every x_i[r] folded into its result
+#include "algorithms/algorithms.hpp"
+#include "patterns/ring.hpp"
+
+namespace fabcoll::algorithms {
+
+Task<> reduce_scatter_pairwise(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block,
+                               const ReduceOp& op) {
+  const Ring ring{ch.size()};
+  const int p = ch.size();
+  const int r = ch.rank();
+  auto x = [&](int j) { return send.subspan(static_cast<std::size_t>(j) * block, block); };
+  // acc = x_lo ⊕ … ⊕ x_r over the ranks received so far; high = x_{r+1..} (non-commutative only).
+  const MutableBytes acc = ch.scratch(block);
+  const MutableBytes tmp = ch.scratch(block);
+  const MutableBytes high = ch.scratch(block);
+  bool have_high = false;
+  ch.copy(acc, x(r));
+  for (int s = 1; s < p; ++s) {
+    const int dst = ring.mod(r + s);
+    const int src = ring.mod(r - s);
+    // Lower sources arrive r-1, r-2, …, 0 and go in front of acc; higher ones arrive p-1, …,
+    // r+1 and go in front of `high` (a commutative operator folds everything into acc).
+    const bool separate = src > r && !op.commutative();
+    const MutableBytes into = separate && !have_high ? high : tmp;
+    Transfer out = ch.send(dst, x(dst), static_cast<std::uint32_t>(s));
+    Transfer in = ch.recv(src, into, static_cast<std::uint32_t>(s));
+    co_await out;
+    co_await in;
+    if (separate && !have_high) {
+      have_high = true;
+      continue;
+    }
+    Transfer work = separate      ? ch.combine_left(op, tmp, high)
+                    : src < r     ? ch.combine_left(op, tmp, acc)
+                                  : ch.combine_right(op, acc, tmp);
+    co_await work;
+  }
+  if (have_high) {
+    Transfer work = ch.combine_right(op, acc, high);
+    co_await work;
+  }
+  ch.copy(recv, acc);  // last: recv may alias block 0 of send (in-place form)
+}
+
+namespace {
+Task<> run(Channel& ch, const CollArgs& a) {
+  const auto np = static_cast<std::size_t>(ch.size());
+  return reduce_scatter_pairwise(ch, bytes_of(a.sendbuf, np * a.bytes()),
+                                 bytes_of(a.recvbuf, a.bytes()), a.bytes(), a.op);
+}
+double cost(const CostQuery& q) {
+  const double block = q.n;  // CostQuery n = bytes per block; the text's n is p·block
+  return (q.p - 1) * (q.m.alpha + block * (q.m.beta + q.m.gamma));
+}
+}  // namespace
+
+const Algorithm kReduceScatterPairwise{
+    .name = "pairwise",
+    .coll = Collective::reduce_scatter_block,
+    .reference = "MPICH reduce-scatter, pairwise exchange (002_…)",
+    .formula = "(p-1)α + (p-1)/p·n(β + γ), n = p·m, m = bytes per block (CostQuery n)",
+    .needs_commutative = false,
+    .needs_power_of_two = false,
+    .cost = cost,
+    .optimal_k = nullptr,
+    .run = run,
+    .test = "alltoall_test.ReduceScatterPairwiseMatchesMpich",
+};
+
+}  // namespace fabcoll::algorithms

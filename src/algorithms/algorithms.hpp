@@ -15,6 +15,25 @@ extern const Algorithm kReduceBinomial;
 /// may alias `in` there). Keeps rank order for non-commutative operators.
 Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op,
                        int root);
+extern const Algorithm kBcastPipelinedBinaryTree;
+extern const Algorithm kBcastLinearPipeline;
+/// Pipelined broadcasts of `buf` cut into k packets of whole elements (elem_size bytes each).
+Task<> bcast_pipelined_binary_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
+                                   std::size_t k, int root);
+Task<> bcast_linear_pipeline(Channel& ch, MutableBytes buf, std::size_t elem_size, std::size_t k,
+                             int root);
+extern const Algorithm kReducePipelinedBinaryTree;
+/// Pipelined in-order binary-tree reduce (k packets of whole elements of elem_size bytes, the
+/// unit a buffer may be split at: CollArgs::elem_size, not op.elem_size()); `out` valid at root
+/// only and may alias `in` there. Keeps rank order for non-commutative operators.
+Task<> reduce_pipelined_binary_tree(Channel& ch, ConstBytes in, MutableBytes out,
+                                    const ReduceOp& op, std::size_t elem_size, std::size_t k,
+                                    int root);
+extern const Algorithm kBcastScatterAllgather;
+Task<> bcast_scatter_allgather(Channel& ch, MutableBytes buf, std::size_t elem_size, int root);
+extern const Algorithm kReduceRabenseifner;
+Task<> reduce_rabenseifner(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op,
+                           std::size_t elem_size, int root);
 
 // ---- all-reduce, scan, exscan (registry_allreduce_scan.cpp) ----------------------------------
 extern const Algorithm kAllreduceRecursiveDoubling;

@@ -11,6 +11,9 @@ std::span<const Algorithm* const> bcast_reduce_algorithms() {
       &algorithms::kReduceBinomial,
       &algorithms::kBcastPipelinedBinaryTree,
       &algorithms::kBcastLinearPipeline,
+      &algorithms::kReducePipelinedBinaryTree,
+      &algorithms::kBcastScatterAllgather,
+      &algorithms::kReduceRabenseifner,
   };
   return kAll;
 }

@@ -1,0 +1,115 @@
+// Pipelined binary-tree reduce on the in-order tree. Sanders et al. §13.2 (InOrderTree::reduce,
+// pipelined), Lemma 13.4, Corollary 13.5; tree of §13.1.3 (Fig. 13.5) rooted at the root itself.
+//   communication (γ = 0):  T ≤ (2L + 3(k-1))(α + β⌈n/k⌉)          (Lemma 13.4)
+//   with combining:         T ≤ (2L + 3(k-1))(α + (β + 2γ)⌈n/k⌉)
+//     (the proof's step grows by the two combines x ⊗ m ⊗ z done before each send)
+//   L = tree height ≤ ⌈log p⌉ for any root (Exercise 13.3); the formula uses L = ⌈log p⌉.
+//   k* = √((β + 2γ)n(2L - 3) / 3α) when that is ≥ 2, else 1 (Lemma 13.2's optimum, β → β + 2γ).
+// Preconditions: none; non-commutative operators keep rank order because the tree is numbered
+// in order: the left subtree holds the ranks below this one, the right subtree those above,
+// so each packet is sent up as x ⊗ m ⊗ z. Packets are cut on element boundaries.
+//
+//   left child ──x_i──┐            for every packet i: receive x_i (left) and z_i (right),
+//                     ├─ x_i ⊗ m_i ⊗ z_i ──→ parent     combine, send; all receives are
+//   right child ─z_i──┘                                  posted at once
+#include <cmath>
+
+#include "algorithms/algorithms.hpp"
+#include "patterns/binomial_tree.hpp"
+#include "patterns/inorder_binary_tree.hpp"
+#include "patterns/ring.hpp"
+
+namespace fabcoll::algorithms {
+
+namespace {
+// Bytes of packet i (whole elements) within a buffer of the message's size.
+std::span<std::byte> packet_span(std::span<std::byte> buf, const EvenBlocks& packets,
+                                 std::size_t elem_size, std::size_t i) {
+  return buf.subspan(packets.begin(i) * elem_size, packets.size(i) * elem_size);
+}
+}  // namespace
+
+Task<> reduce_pipelined_binary_tree(Channel& ch, ConstBytes in, MutableBytes out,
+                                    const ReduceOp& op, std::size_t elem_size, std::size_t k,
+                                    int root) {
+  const int me = ch.rank();
+  const InorderBinaryTree tree{ch.size(), root};
+  const InorderBinaryTree::Node node = tree.node(me);
+  const std::size_t n = in.size();
+  const std::size_t count = elem_size == 0 ? 0 : n / elem_size;
+  if (k == 0) k = 1;
+  const EvenBlocks packets{count, k};
+
+  // The partial results x ⊗ m ⊗ z: the output at the root, scratch elsewhere. `in` may alias
+  // `out` at the root and is not read after this copy.
+  const MutableBytes acc = me == root ? out : ch.scratch(n);
+  ch.copy(acc, in);
+  const MutableBytes xbuf = node.left >= 0 ? ch.scratch(n) : MutableBytes{};
+  const MutableBytes zbuf = node.right >= 0 ? ch.scratch(n) : MutableBytes{};
+  std::vector<Transfer> xs;
+  std::vector<Transfer> zs;
+  xs.reserve(node.left >= 0 ? k : 0);
+  zs.reserve(node.right >= 0 ? k : 0);
+  for (std::size_t i = 0; i < k; ++i) {
+    const auto step = static_cast<std::uint32_t>(i);
+    if (node.left >= 0)
+      xs.push_back(ch.recv(node.left, packet_span(xbuf, packets, elem_size, i), step));
+    if (node.right >= 0)
+      zs.push_back(ch.recv(node.right, packet_span(zbuf, packets, elem_size, i), step));
+  }
+  Transfer up;  // at most one packet in flight to the parent (see the header)
+  for (std::size_t i = 0; i < k; ++i) {
+    const MutableBytes mine = packet_span(acc, packets, elem_size, i);
+    if (node.left >= 0) {
+      Transfer& x = xs[i];
+      co_await x;
+      Transfer work = ch.combine_left(op, packet_span(xbuf, packets, elem_size, i), mine);
+      co_await work;
+    }
+    if (node.right >= 0) {
+      Transfer& z = zs[i];
+      co_await z;
+      Transfer work = ch.combine_right(op, mine, packet_span(zbuf, packets, elem_size, i));
+      co_await work;
+    }
+    if (node.parent >= 0) {
+      co_await up;
+      up = ch.send(node.parent, mine, static_cast<std::uint32_t>(i));
+    }
+  }
+  co_await up;
+}
+
+namespace {
+Task<> run_reduce_pipelined_binary_tree(Channel& ch, const CollArgs& a) {
+  const MutableBytes out = a.recvbuf == nullptr ? MutableBytes{} : bytes_of(a.recvbuf, a.bytes());
+  return reduce_pipelined_binary_tree(ch, bytes_of(a.sendbuf, a.bytes()), out, a.op, a.elem_size,
+                                      a.packets, a.root);
+}
+double cost(const CostQuery& q) {
+  if (q.p <= 1) return 0;
+  const double k = q.k >= 1 ? q.k : 1;
+  const int L = BinomialTree::ceil_log2(q.p);
+  return (2 * L + 3 * (k - 1)) * (q.m.alpha + (q.m.beta + 2 * q.m.gamma) * std::ceil(q.n / k));
+}
+double optimal_k(const CostQuery& q) {
+  const int L = BinomialTree::ceil_log2(q.p);
+  const double k = std::sqrt((q.m.beta + 2 * q.m.gamma) * q.n * (2 * L - 3) / (3 * q.m.alpha));
+  return k >= 2 ? k : 1;
+}
+}  // namespace
+
+const Algorithm kReducePipelinedBinaryTree{
+    .name = "pipelined_binary_tree",
+    .coll = Collective::reduce,
+    .reference = "Sanders et al. §13.2, Lemma 13.4, Cor. 13.5; in-order tree Fig. 13.5",
+    .formula = "(2L + 3(k-1))(α + (β+2γ)⌈n/k⌉), L = ⌈log p⌉, k* = √((β+2γ)n(2L-3)/3α)",
+    .needs_commutative = false,
+    .needs_power_of_two = false,
+    .cost = cost,
+    .optimal_k = optimal_k,
+    .run = run_reduce_pipelined_binary_tree,
+    .test = "bcast_reduce_test.ReducePipelinedBinaryTreeWithinLemma13_4",
+};
+
+}  // namespace fabcoll::algorithms

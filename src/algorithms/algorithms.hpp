@@ -138,5 +138,9 @@ Task<> reduce_scatter_ring(Channel& ch, ConstBytes send, MutableBytes recv, std:
                            const ReduceOp& op);
 Task<> reduce_scatter_recursive_doubling(Channel& ch, ConstBytes send, MutableBytes recv,
                                          std::size_t block, const ReduceOp& op);
+// Circular q-shift (not a public collective, no registry entry): out at rank i = in at rank
+// i - q (mod p); in and out are distinct, of equal size on every rank.
+Task<> shift_direct(Channel& ch, ConstBytes in, MutableBytes out, int q);
+Task<> shift_hypercube(Channel& ch, ConstBytes in, MutableBytes out, int q);
 
 }  // namespace fabcoll::algorithms

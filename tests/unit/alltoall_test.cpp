@@ -245,5 +245,65 @@ TEST(ReduceScatter, InPlaceFormPutsTheResultInBlockZero) {
   EXPECT_GE(tested, 4);
 }
 
+// ---- circular shift (not registered: the coroutines on the sim directly) ----------------------
+
+using ShiftFn = Task<> (*)(Channel&, ConstBytes, MutableBytes, int);
+
+Task<> shift_on_rank(Comm& c, ShiftFn fn, const std::vector<std::byte>& in,
+                     std::vector<std::byte>& out, int q) {
+  Channel ch(c, c.next_sequence());
+  Task<> body = fn(ch, in, out, q);
+  co_await body;
+}
+
+/// Runs a q-shift of m bytes per rank; checks every rank got rank i-q's data; returns the stats.
+sim::Stats run_shift(ShiftFn fn, int p, int q, std::size_t m) {
+  const auto np = static_cast<std::size_t>(p);
+  std::vector<std::vector<std::byte>> in(np), out(np);
+  for (std::size_t r = 0; r < np; ++r) {
+    in[r].resize(m);
+    fill_pattern(in[r].data(), m, FC_BYTE, static_cast<int>(r), 11);
+    in[r][0] = static_cast<std::byte>(r);  // tell ranks apart even for tiny m
+    out[r].assign(m, std::byte{0xA5});
+  }
+  sim::World world(p, kModel);
+  const sim::Stats st = world.run([&](Comm& c) {
+    const auto r = static_cast<std::size_t>(c.rank());
+    return shift_on_rank(c, fn, in[r], out[r], q);
+  });
+  for (int r = 0; r < p; ++r) {
+    const auto from = static_cast<std::size_t>(((r - q) % p + p) % p);
+    EXPECT_EQ(out[static_cast<std::size_t>(r)], in[from]) << "p=" << p << " q=" << q << " rank " << r;
+  }
+  return st;
+}
+
+TEST(Shift, DirectMatchesTable4_1) {
+  // Table 4.1, circular shift: t_s + t_w m (one message per rank), any q.
+  for (const int p : {1, 2, 3, 5, 8, 13, 64}) {
+    for (const int q : {0, 1, 2, 5, p - 1, p, p + 3, -1}) {
+      const sim::Stats st = run_shift(algorithms::shift_direct, p, q, 800);
+      const bool moves = ((q % p) + p) % p != 0;
+      EXPECT_EQ(st.finish_time, moves ? kModel.alpha + kModel.beta * 800.0 : 0.0) << p << " " << q;
+      EXPECT_EQ(st.total_messages, moves ? static_cast<std::uint64_t>(p) : 0u);
+    }
+  }
+}
+
+TEST(Shift, HypercubeIsOneStepPerBitOfQ) {
+  // 003_…: a 2^b-shift for every 1 bit of q: popcount(q mod p) messages of m bytes per rank,
+  // within the text's hypercube bound (2 log p - 1)(t_s + t_w m).
+  for (const int p : {1, 2, 3, 5, 8, 13, 16, 64, 100}) {
+    for (const int q : {0, 1, 3, 5, 7, p - 1, p + 5, -2}) {
+      const sim::Stats st = run_shift(algorithms::shift_hypercube, p, q, 800);
+      const int shift = ((q % p) + p) % p;
+      const double hop = kModel.alpha + kModel.beta * 800.0;
+      EXPECT_EQ(st.finish_time, std::popcount(static_cast<unsigned>(shift)) * hop) << p << " " << q;
+      const int log_p = p <= 1 ? 0 : static_cast<int>(std::bit_width(static_cast<unsigned>(p - 1)));
+      EXPECT_LE(st.finish_time, std::max(0, 2 * log_p - 1) * hop);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fabcoll::testing

@@ -1,5 +1,7 @@
 // The C API: the one place where engine exceptions become FC_ERR_* codes (plus a message
 // kept per thread for fc_last_error_message).
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -12,7 +14,11 @@
 #include "engine/errors.hpp"
 #include "engine/progress.hpp"
 #include "fabcoll/fabcoll.h"
+#include "bootstrap/launcher_store.hpp"
+#include "bootstrap/node_map.hpp"
+#include "engine/router.hpp"
 #include "transports/inproc/inproc.hpp"
+#include "transports/shm/shm.hpp"
 
 using fabcoll::CollArgs;
 using fabcoll::Collective;
@@ -31,6 +37,9 @@ struct fc_comm_s {
 
 struct fc_context_s {
   std::unique_ptr<fabcoll::inproc::Fabric> own_fabric;  // lone process: a world of one
+  std::unique_ptr<fabcoll::Store> store;                // launched jobs: the bootstrap store
+  std::unique_ptr<fabcoll::shm::Endpoint> shm;
+  std::unique_ptr<fabcoll::Router> router;
   fabcoll::Transport* transport = nullptr;
   fabcoll::Progress progress;
   fabcoll::CidCounter cids;
@@ -99,6 +108,42 @@ void init_context(fc_context_s& ctx, fabcoll::Transport& t, int rank, int size) 
   ctx.world.world = true;
   ctx.world.comm = std::make_unique<fabcoll::Comm>(t, ctx.progress, rank, size, std::vector<int>{},
                                                    0, fabcoll::CostModel{}, &ctx.cids);
+}
+
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0')
+    fabcoll::raise(Errc::invalid_argument, std::string(name) + " is not set (start ranks with fabcoll-run)");
+  return std::atoi(v);
+}
+
+/// A rank started by fabcoll-run: bootstrap through its store, build the node map, and route
+/// every peer to the transport that reaches it.
+void bootstrap_launched(fc_context_s& c, const char* path) {
+  const double timeout = fabcoll::default_timeout_seconds();
+  const char* secret = std::getenv("FABCOLL_SECRET");
+  const int rank = env_int("FABCOLL_RANK");
+  const int size = env_int("FABCOLL_SIZE");
+  if (size < 1 || rank < 0 || rank >= size)
+    fabcoll::raise(Errc::invalid_argument, "FABCOLL_RANK/FABCOLL_SIZE are inconsistent");
+  c.store = std::make_unique<fabcoll::LauncherStore>(path, secret != nullptr ? secret : "", rank,
+                                                    size, timeout);
+  const fabcoll::NodeMap nodes = fabcoll::exchange_node_map(*c.store, timeout);
+  std::string mode = std::getenv("FABCOLL_TRANSPORT") != nullptr ? std::getenv("FABCOLL_TRANSPORT") : "auto";
+  if (mode.empty()) mode = "auto";
+  if (mode != "auto" && mode != "shm" && mode != "ofi")
+    fabcoll::raise(Errc::invalid_argument, "FABCOLL_TRANSPORT=" + mode + ": expected auto, shm or ofi");
+  if (mode == "shm" && nodes.nodes > 1)
+    fabcoll::raise(Errc::invalid_argument, "FABCOLL_TRANSPORT=shm needs a single node, but the ranks are on " +
+                                               std::to_string(nodes.nodes) + " nodes");
+  if (mode == "ofi" || nodes.nodes > 1)
+    fabcoll::raise(Errc::unsupported, "the fabric (ofi) transport is not built into this version; "
+                                      "run all ranks on one node with FABCOLL_TRANSPORT=auto or shm");
+  c.shm = std::make_unique<fabcoll::shm::Endpoint>(
+      *c.store, rank, nodes.local, "shm/" + std::to_string(nodes.node_index), timeout);
+  c.router = std::make_unique<fabcoll::Router>(size);
+  for (const int peer : nodes.local) c.router->set_route(peer, c.shm.get());
+  init_context(c, *c.router, rank, size);
 }
 
 /// Starts a collective; blocking when req == nullptr.
@@ -178,8 +223,12 @@ int fc_init(fc_context_t* ctx) {
   return guarded([&] {
     need_out(ctx, "ctx");
     auto c = std::make_unique<fc_context_s>();
-    c->own_fabric = std::make_unique<fabcoll::inproc::Fabric>(1);
-    init_context(*c, c->own_fabric->endpoint(0), 0, 1);
+    if (const char* path = std::getenv("FABCOLL_STORE"); path != nullptr && *path != '\0') {
+      bootstrap_launched(*c, path);
+    } else {
+      c->own_fabric = std::make_unique<fabcoll::inproc::Fabric>(1);
+      init_context(*c, c->own_fabric->endpoint(0), 0, 1);
+    }
     *ctx = c.release();
   });
 }
@@ -220,6 +269,22 @@ int fc_finalize(fc_context_t ctx) {
       fabcoll::raise(Errc::invalid_argument,
                      "fc_finalize: " + std::to_string(ctx->outstanding_requests) +
                          " request(s) still pending; fc_wait them first");
+    if (const char* s = std::getenv("FABCOLL_STATS"); s != nullptr && std::strcmp(s, "1") == 0) {
+      if (ctx->shm) {
+        const fabcoll::shm::Stats& st = ctx->shm->stats();
+        std::fprintf(stderr,
+                     "fabcoll stats: world rank %d: shm messages %llu, bytes through rings "
+                     "(staged) %llu, bytes single-copy (CMA) %llu, CMA %s\n",
+                     ctx->world.comm->rank(), static_cast<unsigned long long>(st.messages),
+                     static_cast<unsigned long long>(st.bytes_ring),
+                     static_cast<unsigned long long>(st.bytes_cma),
+                     ctx->shm->cma_enabled() ? "on" : "off");
+      }
+    }
+    // Everyone leaves together, so no rank tears down its endpoint while a peer still reads
+    // from it (CMA reads our buffers; the segment stays mapped until all are done).
+    if (ctx->store && !ctx->world.comm->broken())
+      ctx->store->barrier("finalize", fabcoll::default_timeout_seconds());
     delete ctx;
   });
 }

@@ -166,7 +166,8 @@ void validate(const Comm& comm, CollArgs& a) {
       }
       need_buffer(a.sendbuf, n, "sendbuf");
       if (root) need_buffer(a.recvbuf, n, "recvbuf");
-      if (root && !in_place && (a.sendbuf == a.recvbuf || overlaps(a.sendbuf, n, a.recvbuf, n)))
+      if (root && !in_place && n > 0 &&
+          (a.sendbuf == a.recvbuf || overlaps(a.sendbuf, n, a.recvbuf, n)))
         raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
       return;
     }

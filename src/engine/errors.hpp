@@ -2,6 +2,7 @@
 // exception type. A failed Transfer rethrows at co_await; the C API is the one catch site.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -30,11 +31,16 @@ inline std::error_code make_error_code(Errc e) noexcept {
 }
 const char* errc_name(Errc e) noexcept;
 
-/// The exception the engine throws; what() carries the detailed message.
-class EngineError : public std::system_error {
+/// The exception the engine throws; what() is the detailed message alone (the code's name is
+/// added by whoever prints it, e.g. fc_strerror).
+class EngineError : public std::runtime_error {
  public:
-  EngineError(Errc e, const std::string& msg) : std::system_error(make_error_code(e), msg) {}
-  [[nodiscard]] Errc errc() const noexcept { return static_cast<Errc>(code().value()); }
+  EngineError(Errc e, const std::string& msg) : std::runtime_error(msg), errc_(e) {}
+  [[nodiscard]] Errc errc() const noexcept { return errc_; }
+  [[nodiscard]] std::error_code code() const noexcept { return make_error_code(errc_); }
+
+ private:
+  Errc errc_;
 };
 
 [[noreturn]] void raise(Errc e, const std::string& msg);

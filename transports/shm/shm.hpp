@@ -1,0 +1,120 @@
+// The shared-memory transport between ranks of one node.
+//
+// One segment per node: created by the node's lowest rank (shm_open, mode 0600, an unguessable
+// name published through the bootstrap store) and unlinked as soon as every local rank has
+// attached, so nothing is left in /dev/shm even after a crash. The segment holds one
+// single-producer/single-consumer byte ring per ordered pair of local ranks. Small messages
+// travel through the rings in 32-byte-aligned frames; a message of at least the CMA threshold
+// moves single-copy with process_vm_readv straight from the sender's buffer into the
+// receiver's (the receiver reads after its receive is posted, then answers FIN), in chunks of at
+// most 1 MiB (measured: CMA slows beyond 1 MiB per call). Where CMA is refused (EPERM) the
+// message is streamed through the ring instead.
+//
+//   rank i ──ring i→j──▶ rank j      frames: DATA (fragment) | RTS {addr,size,id} | FIN {id} | PAD
+//   rank i ◀──ring j→i── rank j
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "bootstrap/store.hpp"
+#include "engine/transfer.hpp"
+
+namespace fabcoll::shm {
+
+struct Stats {
+  std::uint64_t bytes_ring = 0;    // payload sent through the rings (staged: copied twice)
+  std::uint64_t bytes_cma = 0;     // payload read single-copy by receivers from our buffers
+  std::uint64_t messages = 0;
+};
+
+class Endpoint final : public Transport {
+ public:
+  /// local_ranks: the world ranks on this node (sorted, includes world_rank). node_key: a
+  /// store key prefix unique to this node and job.
+  Endpoint(Store& store, int world_rank, std::vector<int> local_ranks, const std::string& node_key,
+           double timeout_s);
+  ~Endpoint() override;
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  [[nodiscard]] const char* name() const override { return "shm"; }
+  [[nodiscard]] bool can_reach(int world_rank) const;
+  void post_send(PostedOp* op) override;
+  void post_recv(PostedOp* op) override;
+  void cancel(PostedOp* op) override;
+  bool progress() override;
+  [[nodiscard]] std::vector<int> pending_peers() const override;
+  [[nodiscard]] const Stats& stats() const { return stats_; }
+  [[nodiscard]] bool cma_enabled() const;
+
+ private:
+  struct Unexpected {
+    int src;
+    std::uint64_t tag;
+    std::uint64_t total = 0;
+    std::uint64_t got = 0;
+    std::vector<std::byte> data;
+    bool rts = false;
+    std::uint64_t addr = 0;
+    std::uint64_t send_id = 0;
+    bool complete = false;
+    PostedOp* claimed = nullptr;
+  };
+  struct Incoming {  // the message a peer is streaming to us right now
+    PostedOp* op = nullptr;
+    Unexpected* u = nullptr;
+    std::uint64_t total = 0;
+    std::uint64_t got = 0;
+    bool active = false;
+    bool truncated = false;
+  };
+  struct SendState {
+    std::deque<PostedOp*> queue;      // sends to this peer, in order
+    std::uint64_t sent = 0;           // bytes of queue.front() already framed
+    bool started = false;
+    std::uint64_t zero_fill = 0;      // bytes of a cancelled half-sent message still owed
+    std::uint64_t zero_fill_total = 0;
+    std::uint64_t zero_fill_tag = 0;
+    std::deque<std::uint64_t> fins;   // FIN frames owed to this peer (send ids), status packed
+  };
+
+  [[nodiscard]] int local_index(int world_rank) const;
+  bool consume(int li);             // frames from local rank li to us
+  bool pump(int li);                // frames from us to local rank li
+  bool write_frame(int li, std::uint32_t kind, std::uint64_t tag, std::uint64_t total,
+                   std::uint64_t offset, const void* payload, std::uint32_t len);
+  void on_data(int li, std::uint64_t tag, std::uint64_t total, std::uint64_t offset,
+               const std::byte* payload, std::uint32_t len);
+  void on_rts(int li, std::uint64_t tag, std::uint64_t size, std::uint64_t addr,
+              std::uint64_t send_id);
+  void on_fin(std::uint64_t send_id, std::uint32_t status);
+  void finish_recv(PostedOp* op, std::uint64_t total, bool truncated);
+  /// Reads size bytes from the sender's address space into op; returns errno or 0.
+  int cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size);
+  void check_peers_alive();
+
+  int me_;                     // world rank
+  int li_;                     // my local index
+  std::vector<int> local_;     // local index -> world rank
+  std::unordered_map<int, int> index_of_;  // world rank -> local index
+  std::string name_;
+  void* base_ = nullptr;
+  std::size_t bytes_ = 0;
+  bool unlinked_ = false;
+  std::uint64_t cma_threshold_;
+  std::vector<PostedOp*> posted_;
+  std::deque<std::unique_ptr<Unexpected>> unexpected_;
+  std::vector<Incoming> incoming_;
+  std::vector<SendState> sends_;
+  std::unordered_map<std::uint64_t, PostedOp*> awaiting_fin_;
+  std::uint64_t next_send_id_ = 1;
+  std::uint64_t idle_polls_ = 0;
+  Stats stats_;
+};
+
+}  // namespace fabcoll::shm

@@ -34,6 +34,9 @@ Task<> bcast_scatter_allgather(Channel& ch, MutableBytes buf, std::size_t elem_s
 extern const Algorithm kReduceRabenseifner;
 Task<> reduce_rabenseifner(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op,
                            std::size_t elem_size, int root);
+extern const Algorithm kReduceHybrid;
+Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op,
+                     std::size_t elem_size, int root);
 
 // ---- all-reduce, scan, exscan (registry_allreduce_scan.cpp) ----------------------------------
 extern const Algorithm kAllreduceRecursiveDoubling;

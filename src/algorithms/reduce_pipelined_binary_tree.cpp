@@ -8,6 +8,11 @@
 // Preconditions: none; non-commutative operators keep rank order because the tree is numbered
 // in order: the left subtree holds the ranks below this one, the right subtree those above,
 // so each packet is sent up as x ⊗ m ⊗ z. Packets are cut on element boundaries.
+// A rank keeps at most one packet in flight to its parent (it awaits packet i-1's send before
+// posting packet i): otherwise a fast child (a leaf streams a packet per message time) queues
+// its packets ahead of its sibling's on the parent's one receive port, and on the sim, which
+// books a port when a send is posted, the lock-step schedule of the proof degrades to more than
+// 3 message times per packet (seen: 30 steps over the bound at p = 29, k = 64).
 //
 //   left child ──x_i──┐            for every packet i: receive x_i (left) and z_i (right),
 //                     ├─ x_i ⊗ m_i ⊗ z_i ──→ parent     combine, send; all receives are

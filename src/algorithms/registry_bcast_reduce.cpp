@@ -14,6 +14,7 @@ std::span<const Algorithm* const> bcast_reduce_algorithms() {
       &algorithms::kReducePipelinedBinaryTree,
       &algorithms::kBcastScatterAllgather,
       &algorithms::kReduceRabenseifner,
+      &algorithms::kReduceHybrid,
   };
   return kAll;
 }

@@ -10,6 +10,7 @@
 #include "patterns/binomial_tree.hpp"
 #include "patterns/inorder_binary_tree.hpp"
 #include "support/sim_harness.hpp"
+#include "tuning/lawn29.hpp"
 
 namespace fabcoll::testing {
 namespace {
@@ -256,6 +257,63 @@ TEST(BcastReduce, ReduceRabenseifnerMatchesVersion3PlusGather) {
       }
     }
   }
+}
+
+// LAWN 29 Fig. 6 with Theorem 1's k: exactly Corollary 4 for p = 2^d (n spanning k = d, the
+// binomial tree, to k = 0, Rabenseifner); for other p at most that (with 2^⌊log p⌋) plus the
+// whole-vector fold α + βn + γn, + α + βn for a folded root, + one early message of the first
+// step on the sim (as for rabenseifner above).
+TEST(BcastReduce, ReduceHybridMatchesCorollary4) {
+  const Algorithm& alg = algorithms::kReduceHybrid;
+  for (int p = 1; p <= 70; ++p) {
+    const int d = floor_log2(p);
+    const int p2 = 1 << d;
+    for (const std::size_t per_rank : {1u, 16u, 256u, 4096u}) {
+      const std::size_t bytes = 8 * per_rank * std::size_t(p2);
+      const double n = double(bytes);
+      const double cube = tuning::corollary4_cost(n, d, kModel);
+      for (const int root : {0, 1, p / 2, p - 1}) {
+        if (root >= p) continue;
+        const sim::Stats st = run_for_cost(alg, p, bytes, kModel, per_rank >= 256, root);
+        if (p == p2) {
+          EXPECT_EQ(st.finish_time, cube) << "p=" << p << " n=" << bytes << " root=" << root;
+          EXPECT_EQ(st.finish_time, alg.cost(query(n, p)));
+        } else {
+          const bool folded_root = root < 2 * (p - p2) && root % 2 == 0;
+          EXPECT_EQ(alg.cost(query(n, p)), cube + kModel.alpha + (kModel.beta + kModel.gamma) * n);
+          const double bound = alg.cost(query(n, p)) + kModel.alpha + kModel.beta * n +
+                               (folded_root ? kModel.alpha + kModel.beta * n : 0.0);
+          EXPECT_LE(st.finish_time, bound) << "p=" << p << " n=" << bytes << " root=" << root;
+          EXPECT_GE(st.finish_time, cube) << "p=" << p << " n=" << bytes << " root=" << root;
+        }
+      }
+    }
+  }
+}
+
+// The sweep's default model makes the hybrid a pure tree reduce at its sizes; with kModel
+// (α/γ = 32 bytes) it halves: check those paths too, with a non-commutative operator as well.
+TEST(BcastReduce, ReduceHybridHalvingPathsAreCorrect) {
+  const fc_op_t matmul = register_user_op(matmul2x2, false);
+  for (int p = 1; p <= 33; ++p) {
+    for (const std::size_t count :
+         {std::size_t{4}, std::size_t{28}, std::size_t{400}, std::size_t{4004}}) {
+      for (const int root : {0, p / 2, p - 1}) {
+        for (const bool noncomm : {false, true}) {
+          Case c;
+          c.alg = &algorithms::kReduceHybrid;
+          c.p = p;
+          c.count = count;
+          c.dt = noncomm ? FC_UINT32 : FC_DOUBLE;
+          c.op = noncomm ? matmul : FC_SUM;
+          c.root = root;
+          c.model = kModel;
+          ASSERT_TRUE(check_case(c));
+        }
+      }
+    }
+  }
+  free_user_op(matmul);
 }
 
 // Brute force over k on the sim (phantom), on a geometric grid of k up to 4k* (every k up to

@@ -31,7 +31,8 @@ Task<> allgather_bruck(Channel& ch, MutableBytes all, std::size_t n) {
     const auto c = static_cast<std::size_t>(std::min(dist, p - dist)) * n;
     const auto step = static_cast<std::uint32_t>(k);
     Transfer out = ch.send(ring.mod(me - dist), tmp.first(c), step);
-    Transfer in = ch.recv(ring.mod(me + dist), tmp.subspan(static_cast<std::size_t>(dist) * n, c), step);
+    Transfer in =
+        ch.recv(ring.mod(me + dist), tmp.subspan(static_cast<std::size_t>(dist) * n, c), step);
     co_await in;
     co_await out;
   }
@@ -55,8 +56,9 @@ double cost(const CostQuery& q) {
 const Algorithm kAllgatherBruck{
     .name = "bruck",
     .coll = Collective::allgather,
-    .reference = "Vadhiyar, Collective Communication Implementations (Bruck's all-gather); "
-                 "Bruck et al. 1997",
+    .reference =
+        "Vadhiyar, Collective Communication Implementations (Bruck's all-gather); "
+        "Bruck et al. 1997",
     .formula = "⌈log p⌉α + (p − 1)nβ",
     .needs_commutative = false,
     .needs_power_of_two = false,

@@ -90,7 +90,8 @@ const Algorithm kAllgatherRecursiveDoubling{
     .name = "recursive_doubling",
     .coll = Collective::allgather,
     .reference = "Sanders et al. §13.5.1, Cor. 13.10 (Fig. 13.11); Grama et al. Algorithm 4.7",
-    .formula = "dα + (p − 1)nβ for p = 2^d; else fold: ≤ (d + 2)α + (1 + Σ(2^i + min(2^i, r)) + p)nβ",
+    .formula =
+        "dα + (p − 1)nβ for p = 2^d; else fold: ≤ (d + 2)α + (1 + Σ(2^i + min(2^i, r)) + p)nβ",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

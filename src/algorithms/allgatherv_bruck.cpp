@@ -1,7 +1,8 @@
 // Bruck all-gatherv: Bruck's all-gather (Vadhiyar, 002_…: "similar to dissemination barrier,
 // log P steps") with blocks of uneven size, zero included (MPICH's short-message allgatherv).
 //   T = ⌈log p⌉ α + (p - 1) n β for equal blocks of n bytes; with uneven blocks step k lasts as
-//   long as the largest run of min(2^k, p - 2^k) consecutive blocks, at most ⌈log p⌉α + (p-1)n_max β
+//   long as the largest run of min(2^k, p - 2^k) consecutive blocks, at most ⌈log p⌉α + (p-1)n_max
+//   β
 // Preconditions: none. Every rank packs its blocks rotated into scratch, tmp = block me, block
 // me+1, … (mod p) back to back; in step k it sends the first c = min(2^k, p - 2^k) of them to
 // me - 2^k and receives the next c from me + 2^k: the same c blocks, so both sides agree on the
@@ -28,7 +29,8 @@ Task<> allgatherv_bruck(Channel& ch, MutableBytes buf, const std::size_t* counts
   // at[j]: byte offset in tmp of the j-th block in rotated order, block (me + j) mod p.
   std::vector<std::size_t> at(np + 1, 0);
   for (std::size_t j = 0; j < np; ++j)
-    at[j + 1] = at[j] + counts[static_cast<std::size_t>(ring.mod(me + static_cast<int>(j)))] * elem_size;
+    at[j + 1] =
+        at[j] + counts[static_cast<std::size_t>(ring.mod(me + static_cast<int>(j)))] * elem_size;
   const MutableBytes tmp = ch.scratch(at[np]);
   const auto mine = static_cast<std::size_t>(me);
   ch.copy(tmp.first(at[1]), buf.subspan(displs[mine] * elem_size, at[1]));
@@ -63,8 +65,9 @@ double cost(const CostQuery& q) {
 const Algorithm kAllgathervBruck{
     .name = "bruck",
     .coll = Collective::allgatherv,
-    .reference = "Vadhiyar, Collective Communication Implementations (Bruck's all-gather), "
-                 "uneven blocks",
+    .reference =
+        "Vadhiyar, Collective Communication Implementations (Bruck's all-gather), "
+        "uneven blocks",
     .formula = "⌈log p⌉α + (p − 1)nβ, n = the largest block",
     .needs_commutative = false,
     .needs_power_of_two = false,

@@ -60,7 +60,8 @@ double cost(const CostQuery& q) { return (q.p - 1) * (q.m.alpha + q.n * q.m.beta
 const Algorithm kAllgathervRing{
     .name = "ring",
     .coll = Collective::allgatherv,
-    .reference = "Grama et al. ch. 4, Algorithm 4.4 (all-to-all broadcast on a ring), uneven blocks",
+    .reference =
+        "Grama et al. ch. 4, Algorithm 4.4 (all-to-all broadcast on a ring), uneven blocks",
     .formula = "(p − 1)(α + nβ), n = the largest block",
     .needs_commutative = false,
     .needs_power_of_two = false,

@@ -61,8 +61,9 @@ double cost(const CostQuery& q) {
 const Algorithm kBarrierButterfly{
     .name = "butterfly",
     .coll = Collective::barrier,
-    .reference = "Vadhiyar, Collective Communication Implementations (butterfly barrier, "
-                 "Brooks; MPICH pairwise exchange with surfeit ranks)",
+    .reference =
+        "Vadhiyar, Collective Communication Implementations (butterfly barrier, "
+        "Brooks; MPICH pairwise exchange with surfeit ranks)",
     .formula = "⌊log p⌋α; ≤ 2⌈log p⌉α when p ≠ 2^d",
     .needs_commutative = false,
     .needs_power_of_two = false,

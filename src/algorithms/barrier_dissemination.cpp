@@ -35,8 +35,9 @@ double cost(const CostQuery& q) { return BinomialTree::ceil_log2(q.p) * q.m.alph
 const Algorithm kBarrierDissemination{
     .name = "dissemination",
     .coll = Collective::barrier,
-    .reference = "Vadhiyar, Collective Communication Implementations (dissemination barrier, "
-                 "Hensgen, Finkel and Manber); Sanders et al. Cor. 13.8",
+    .reference =
+        "Vadhiyar, Collective Communication Implementations (dissemination barrier, "
+        "Hensgen, Finkel and Manber); Sanders et al. Cor. 13.8",
     .formula = "⌈log p⌉α",
     .needs_commutative = false,
     .needs_power_of_two = false,

@@ -52,8 +52,9 @@ double cost(const CostQuery& q) { return 2 * BinomialTree::ceil_log2(q.p) * q.m.
 const Algorithm kBarrierTournament{
     .name = "tournament",
     .coll = Collective::barrier,
-    .reference = "Vadhiyar, Collective Communication Implementations (tournament barrier, "
-                 "Hensgen, Finkel and Manber)",
+    .reference =
+        "Vadhiyar, Collective Communication Implementations (tournament barrier, "
+        "Hensgen, Finkel and Manber)",
     .formula = "2⌈log p⌉α",
     .needs_commutative = false,
     .needs_power_of_two = false,

@@ -121,7 +121,8 @@ TEST(GatherBarrier, BarrierButterflyMatchesFormula) {
       EXPECT_LE(st.finish_time, 2 * ceil_log2(p) * kModel.alpha) << p;
       EXPECT_EQ(algorithms::kBarrierButterfly.cost(query(p, 0)), 2 * ceil_log2(p) * kModel.alpha);
     }
-    EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>((1 << d) * d + 2 * (p - (1 << d)))) << p;
+    EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>((1 << d) * d + 2 * (p - (1 << d))))
+        << p;
   }
 }
 
@@ -151,9 +152,7 @@ TEST(GatherBarrier, BarrierTournamentMatchesFormula) {
 
 // ---- gather and scatter ------------------------------------------------------------------
 
-double thm13_9(int p, double n) {
-  return ceil_log2(p) * kModel.alpha + (p - 1) * n * kModel.beta;
-}
+double thm13_9(int p, double n) { return ceil_log2(p) * kModel.alpha + (p - 1) * n * kModel.beta; }
 
 void expect_rooted_cost(const Algorithm& alg, bool exact_for_every_p,
                         double (*formula)(int, double)) {
@@ -164,18 +163,19 @@ void expect_rooted_cost(const Algorithm& alg, bool exact_for_every_p,
         const double expect = formula(p, double(bytes));
         EXPECT_EQ(alg.cost(query(p, double(bytes))), expect);
         if (exact_for_every_p || pow2(p)) {
-          EXPECT_EQ(st.finish_time, expect) << alg.name << " p=" << p << " n=" << bytes
-                                            << " root=" << root;
+          EXPECT_EQ(st.finish_time, expect)
+              << alg.name << " p=" << p << " n=" << bytes << " root=" << root;
         } else {
-          EXPECT_LE(st.finish_time, expect) << alg.name << " p=" << p << " n=" << bytes
-                                            << " root=" << root;
+          EXPECT_LE(st.finish_time, expect)
+              << alg.name << " p=" << p << " n=" << bytes << " root=" << root;
         }
         // bytes moved: one block per rank (linear), a subtree's blocks per tree edge (binomial)
         std::uint64_t moved = 0;
         const BinomialTree tree{p, root};
         for (int r = 0; r < p; ++r)
           if (r != root)
-            moved += (alg.name == "linear" ? 1u : static_cast<unsigned>(tree.subtree_size(r))) * bytes;
+            moved +=
+                (alg.name == "linear" ? 1u : static_cast<unsigned>(tree.subtree_size(r))) * bytes;
         EXPECT_EQ(st.total_bytes, moved) << alg.name << " p=" << p;
         EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p - 1));
       }
@@ -196,8 +196,7 @@ TEST(GatherBarrier, GatherBinomialMatchesTheorem13_9) {
   expect_rooted_cost(algorithms::kGatherBinomial, false, thm13_9);
   // the rounds are the levels of the tree
   for (const int p : {2, 8, 64})
-    EXPECT_EQ(run_for_cost(algorithms::kGatherBinomial, p, 80, kModel, false).rounds,
-              ceil_log2(p));
+    EXPECT_EQ(run_for_cost(algorithms::kGatherBinomial, p, 80, kModel, false).rounds, ceil_log2(p));
 }
 
 TEST(GatherBarrier, ScatterBinomialMatchesTheorem13_9) {
@@ -262,8 +261,9 @@ void expect_in_place_rooted(const Algorithm& alg) {
         if (alg.coll == Collective::gather || static_cast<int>(r) == root) {
           EXPECT_EQ(bufs[r], full) << alg.name << " p=" << p << " root=" << root << " rank " << r;
         } else {
-          const std::vector<std::int32_t> want(full.begin() + static_cast<std::ptrdiff_t>(r * count),
-                                               full.begin() + static_cast<std::ptrdiff_t>((r + 1) * count));
+          const std::vector<std::int32_t> want(
+              full.begin() + static_cast<std::ptrdiff_t>(r * count),
+              full.begin() + static_cast<std::ptrdiff_t>((r + 1) * count));
           EXPECT_EQ(bufs[r], want) << alg.name << " p=" << p << " root=" << root << " rank " << r;
         }
       }
@@ -404,8 +404,8 @@ TEST(GatherBarrier, AllgatherMesh2dMatchesAlgorithm4_6) {
     ASSERT_LE(mesh.rows(), mesh.cols());
     for (const std::size_t bytes : {0u, 8u, 800u}) {
       const sim::Stats st = run_for_cost(algorithms::kAllgatherMesh2d, p, bytes, kModel, p > 100);
-      const double expect = (mesh.rows() + mesh.cols() - 2) * kModel.alpha +
-                            (p - 1) * double(bytes) * kModel.beta;
+      const double expect =
+          (mesh.rows() + mesh.cols() - 2) * kModel.alpha + (p - 1) * double(bytes) * kModel.beta;
       EXPECT_EQ(st.finish_time, expect) << "p=" << p << " n=" << bytes;
       EXPECT_EQ(algorithms::kAllgatherMesh2d.cost(query(p, double(bytes))), expect);
       EXPECT_EQ(st.rounds, mesh.rows() + mesh.cols() - 2) << p;
@@ -509,8 +509,7 @@ void check_real_time(const Algorithm& alg, int p) {
         EXPECT_EQ(out, all);
         std::vector<std::int32_t> io(n * np, -1);
         std::copy(mine.begin(), mine.end(), io.begin() + static_cast<std::ptrdiff_t>(ur * n));
-        ASSERT_EQ(fc_allgather(FC_IN_PLACE, n, FC_INT32, io.data(), n, FC_INT32, comm),
-                  FC_SUCCESS);
+        ASSERT_EQ(fc_allgather(FC_IN_PLACE, n, FC_INT32, io.data(), n, FC_INT32, comm), FC_SUCCESS);
         EXPECT_EQ(io, all) << "in place";
         break;
       }
@@ -524,7 +523,8 @@ void check_real_time(const Algorithm& alg, int p) {
         }
         std::vector<std::int32_t> want(extent, -1);
         for (std::size_t j = 0; j < np; ++j)
-          for (std::size_t i = 0; i < counts[j]; ++i) want[displs[j] + i] = value(static_cast<int>(j), i);
+          for (std::size_t i = 0; i < counts[j]; ++i)
+            want[displs[j] + i] = value(static_cast<int>(j), i);
         std::vector<std::int32_t> own(counts[ur]);
         for (std::size_t i = 0; i < own.size(); ++i) own[i] = value(r, i);
         std::vector<std::int32_t> out(extent, -1);

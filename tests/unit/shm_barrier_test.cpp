@@ -3,14 +3,14 @@
 // thread has arrived at it. Each thread publishes the episode it has reached before waiting;
 // right after the barrier every thread must have reached e (and none can be past e + 1, since
 // e + 1's barrier cannot complete without this thread).
+#include "engine/shm_barrier.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "engine/shm_barrier.hpp"
 
 namespace fabcoll {
 namespace {
@@ -34,8 +34,8 @@ void expect_no_early_exit(int p) {
         progress[static_cast<std::size_t>(t)].episode.store(e, std::memory_order_relaxed);
         barrier.wait(t);
         for (int j = 0; j < p; ++j) {
-          const int seen = progress[static_cast<std::size_t>(j)].episode.load(
-              std::memory_order_relaxed);
+          const int seen =
+              progress[static_cast<std::size_t>(j)].episode.load(std::memory_order_relaxed);
           if (seen < e || seen > e + 1) {
             violations.fetch_add(1, std::memory_order_relaxed);
             int expected = -1;

@@ -12,6 +12,8 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <unordered_map>
@@ -196,9 +198,14 @@ struct Endpoint::Impl {
   /// How a receive's buffer was posted.
   enum class RecvMode : std::uint8_t {
     direct,  // capacity >= sizeof(RtsHeader): straight into the user buffer
-    split,   // 0 < capacity < 32: user buffer + registered tail as a second iov
-    tail,    // capacity 0, or one-iov providers: into the tail only (copied out, counted)
+    split,   // 0 < capacity < 32: user buffer + the rest of a registered 32-byte tail
+    tail,    // capacity 0, or too few iovs: into the tail only (copied out, counted)
   };
+  // Every receive also gets the shared sink (eager limit bytes) as its last iov, so that no
+  // eager message can overflow a posted receive at the provider: the truncation check is
+  // ours (received > capacity). Reason: tcp;ofi_rxm in libfabric 1.17 stops delivering on a
+  // connection after it reports FI_ETRUNC (ofiwg/libfabric#8274, fixed in 1.18). The sink's
+  // contents are garbage by design and never read.
 
   enum class Phase : std::uint8_t {
     queued,    // waiting in a retry queue (nothing handed to the provider yet)
@@ -272,6 +279,9 @@ struct Endpoint::Impl {
   std::uint64_t next_key = 1;
   std::uint64_t next_cookie = 1;
 
+  std::vector<std::byte> sink;
+  fid_mr* sink_mr = nullptr;
+  void* sink_desc = nullptr;
   std::vector<std::byte> ctrl_buf;
   fid_mr* ctrl_mr = nullptr;
   void* ctrl_desc = nullptr;
@@ -378,6 +388,11 @@ void Endpoint::Impl::open() {
   rc = fi_enable(ep);
   if (rc != 0) raise_fi("fi_enable", rc);
 
+  if (rx_iov_limit >= 2) {
+    sink.resize(eager_limit);
+    rc = reg(sink.data(), sink.size(), FI_RECV, &sink_mr, &sink_desc);
+    if (rc != 0) raise_fi("fi_mr_reg(receive sink)", rc);
+  }
   if (rma) {
     // The FIN channel: untagged receives on a registered slab, reposted as they complete.
     ctrl_buf.resize(kCtrlSlots * kCtrlSlotBytes);
@@ -533,23 +548,29 @@ int Endpoint::Impl::try_rx(Req* r) {
   int rc = 0;
   const auto src = static_cast<fi_addr_t>(r->peer);
   const std::uint64_t ignore = rma ? kRtsBit : 0;
-  switch (r->mode) {
-    case RecvMode::direct:
-      rc = static_cast<int>(
-          fi_trecv(ep, r->rbuf, r->size, r->desc, src, r->tag, ignore, &r->main.fctx));
-      break;
-    case RecvMode::split: {
-      std::array<iovec, 2> iov{iovec{r->rbuf, r->size},
-                               iovec{r->tail.data(), sizeof(RtsHeader) - r->size}};
-      std::array<void*, 2> desc{r->desc, r->tail_desc};
-      rc = static_cast<int>(
-          fi_trecvv(ep, iov.data(), desc.data(), 2, src, r->tag, ignore, &r->main.fctx));
-      break;
-    }
-    case RecvMode::tail:
-      rc = static_cast<int>(fi_trecv(ep, r->tail.data(), r->tail.size(), r->tail_desc, src, r->tag,
-                                     ignore, &r->main.fctx));
-      break;
+  // iovs: [user buffer] [per-op tail up to 32 bytes] [shared sink]: see RecvMode.
+  std::array<iovec, 3> iov{};
+  std::array<void*, 3> desc{};
+  std::size_t n = 0;
+  if (r->mode != RecvMode::tail) {
+    iov[n] = iovec{r->rbuf, r->size};
+    desc[n++] = r->desc;
+  }
+  if (r->mode != RecvMode::direct) {
+    const std::size_t off = r->mode == RecvMode::split ? r->size : 0;
+    iov[n] = iovec{r->tail.data() + off, sizeof(RtsHeader) - off};
+    desc[n++] = r->tail_desc;
+  }
+  if (!sink.empty()) {
+    iov[n] = iovec{sink.data(), sink.size()};
+    desc[n++] = sink_desc;
+  }
+  if (n == 1) {
+    rc = static_cast<int>(fi_trecv(ep, iov[0].iov_base, iov[0].iov_len, desc[0], src, r->tag,
+                                   ignore, &r->main.fctx));
+  } else {
+    rc = static_cast<int>(
+        fi_trecvv(ep, iov.data(), desc.data(), n, src, r->tag, ignore, &r->main.fctx));
   }
   if (rc == -FI_EAGAIN) return rc;
   if (rc != 0) {
@@ -636,6 +657,7 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
   if (ctx->kind == CtxKind::ctrl) {
     FinMsg fin{};
     std::memcpy(&fin, ctrl_buf.data() + ctx->index * kCtrlSlotBytes, sizeof fin);
+    if (std::getenv("H5_DEBUG")) std::fprintf(stderr, "r%d FIN cookie=%llu status=%u\n", rank, static_cast<unsigned long long>(fin.cookie), fin.status);
     post_ctrl(ctx->index);
     const auto it = sends.find(fin.cookie);
     if (it == sends.end()) return;  // its send was cancelled
@@ -666,6 +688,7 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
     return;
   }
   // A receive: an eager message or an RTS.
+  if (std::getenv("H5_DEBUG")) std::fprintf(stderr, "r%d recv compl len=%zu tag=%llx\n", rank, e.len, static_cast<unsigned long long>(e.tag));
   const std::size_t got = e.len;
   const std::size_t cap = r->size;
   if (rma && (e.tag & kRtsBit) != 0) {
@@ -708,11 +731,14 @@ void Endpoint::Impl::on_error(const fi_cq_err_entry& e) {
   if (ctx == nullptr) return;
   std::array<char, 256> buf{};
   const char* text = fi_cq_strerror(cq, e.prov_errno, e.err_data, buf.data(), buf.size());
-  std::string detail = fi_text(e.err);
+  // Providers differ in the sign of err (shm reports -FI_ETRUNC).
+  const int err = e.err < 0 ? -e.err : e.err;
+  std::string detail = fi_text(err);
   if (text != nullptr && *text != '\0') detail += std::string(" (") + text + ")";
-  const Errc errc = is_peer_gone(e.err) ? Errc::peer_failure : Errc::transport;
+  const Errc errc = is_peer_gone(err) ? Errc::peer_failure : Errc::transport;
+  if (std::getenv("H5_DEBUG")) std::fprintf(stderr, "r%d cq error kind=%d err=%d %s\n", rank, static_cast<int>(ctx->kind), err, detail.c_str());
   if (ctx->kind == CtxKind::ctrl) {
-    if (e.err != FI_ECANCELED) post_ctrl(ctx->index);
+    if (err != FI_ECANCELED) post_ctrl(ctx->index);
     return;
   }
   Req* r = ctx->req;
@@ -726,11 +752,11 @@ void Endpoint::Impl::on_error(const fi_cq_err_entry& e) {
     if (r->reads_in_flight == 0 && !r->tx_queued) finish_read(r);
     return;
   }
-  if (e.err == FI_ECANCELED) {
+  if (err == FI_ECANCELED) {
     fail_req(r, Errc::transport, "ofi: operation cancelled");
     return;
   }
-  if (!r->is_send && e.err == FI_ETRUNC) {
+  if (!r->is_send && err == FI_ETRUNC) {
     fail_req(r, Errc::truncation, truncation_message(e.len + e.olen, r->peer, r->size));
     return;
   }
@@ -818,6 +844,7 @@ void Endpoint::Impl::close_all() {
   by_op.clear();
   sends.clear();
   unreg(ctrl_mr);
+  unreg(sink_mr);
   if (av != nullptr) fi_close(&av->fid);
   if (cq != nullptr) fi_close(&cq->fid);
   if (domain != nullptr) fi_close(&domain->fid);
@@ -915,14 +942,15 @@ void Endpoint::post_recv(PostedOp* op) {
   r->size = op->size;
   if (r->size >= sizeof(RtsHeader)) {
     r->mode = Impl::RecvMode::direct;
-  } else if (r->size > 0 && m.rx_iov_limit >= 2) {
+  } else if (r->size > 0 && m.rx_iov_limit >= (m.sink.empty() ? 2u : 3u)) {
     r->mode = Impl::RecvMode::split;
   } else {
     r->mode = Impl::RecvMode::tail;
   }
   m.all.insert(r);
   m.by_op.emplace(op, r);
-  // The user buffer is both a receive target and the local side of rendezvous reads.
+  // The user buffer is both a receive target and the local side of rendezvous reads. The tail
+  // is registered separately (it is not in the user buffer).
   int rc = 0;
   if (r->mode != Impl::RecvMode::tail) rc = m.reg(r->rbuf, r->size, FI_RECV | FI_READ, &r->mr, &r->desc);
   if (rc == 0 && r->mode != Impl::RecvMode::direct)

@@ -18,6 +18,7 @@
 #include "bootstrap/node_map.hpp"
 #include "engine/router.hpp"
 #include "transports/inproc/inproc.hpp"
+#include "transports/ofi/ofi.hpp"
 #include "transports/shm/shm.hpp"
 
 using fabcoll::CollArgs;
@@ -39,6 +40,7 @@ struct fc_context_s {
   std::unique_ptr<fabcoll::inproc::Fabric> own_fabric;  // lone process: a world of one
   std::unique_ptr<fabcoll::Store> store;                // launched jobs: the bootstrap store
   std::unique_ptr<fabcoll::shm::Endpoint> shm;
+  std::unique_ptr<fabcoll::ofi::Endpoint> ofi;
   std::unique_ptr<fabcoll::Router> router;
   fabcoll::Transport* transport = nullptr;
   fabcoll::Progress progress;
@@ -136,13 +138,30 @@ void bootstrap_launched(fc_context_s& c, const char* path) {
   if (mode == "shm" && nodes.nodes > 1)
     fabcoll::raise(Errc::invalid_argument, "FABCOLL_TRANSPORT=shm needs a single node, but the ranks are on " +
                                                std::to_string(nodes.nodes) + " nodes");
-  if (mode == "ofi" || nodes.nodes > 1)
-    fabcoll::raise(Errc::unsupported, "the fabric (ofi) transport is not built into this version; "
-                                      "run all ranks on one node with FABCOLL_TRANSPORT=auto or shm");
-  c.shm = std::make_unique<fabcoll::shm::Endpoint>(
-      *c.store, rank, nodes.local, "shm/" + std::to_string(nodes.node_index), timeout);
+  // Every rank opens the fabric endpoint when any pair needs it (the address exchange is
+  // collective), and the shm endpoint unless the fabric is forced for every peer.
+  if (mode == "ofi" || nodes.nodes > 1) {
+    fabcoll::ofi::Options o;
+    for (const char* var : {"FABCOLL_PROVIDER", "FI_PROVIDER"}) {
+      if (const char* v = std::getenv(var); v != nullptr && *v != '\0') {
+        o.provider = v;
+        break;
+      }
+    }
+    o.timeout_s = timeout;
+    c.ofi = std::make_unique<fabcoll::ofi::Endpoint>(*c.store, o);
+  }
+  if (mode != "ofi") {
+    c.shm = std::make_unique<fabcoll::shm::Endpoint>(
+        *c.store, rank, nodes.local, "shm/" + std::to_string(nodes.node_index), timeout);
+  }
   c.router = std::make_unique<fabcoll::Router>(size);
-  for (const int peer : nodes.local) c.router->set_route(peer, c.shm.get());
+  for (int peer = 0; peer < size; ++peer) {
+    const bool local = nodes.node_of[static_cast<std::size_t>(peer)] ==
+                       nodes.node_of[static_cast<std::size_t>(rank)];
+    c.router->set_route(peer, local && c.shm ? static_cast<fabcoll::Transport*>(c.shm.get())
+                                             : static_cast<fabcoll::Transport*>(c.ofi.get()));
+  }
   init_context(c, *c.router, rank, size);
 }
 
@@ -279,6 +298,20 @@ int fc_finalize(fc_context_t ctx) {
                      static_cast<unsigned long long>(st.bytes_ring),
                      static_cast<unsigned long long>(st.bytes_cma),
                      ctx->shm->cma_enabled() ? "on" : "off");
+      }
+      if (ctx->ofi) {
+        const fabcoll::ofi::Stats& st = ctx->ofi->stats();
+        std::fprintf(stderr,
+                     "fabcoll stats: world rank %d: ofi (%s) eager messages %llu (%llu bytes), "
+                     "rendezvous messages %llu, bytes read by peers (zero-copy) %llu, bytes we read "
+                     "%llu, bytes staged %llu\n",
+                     ctx->world.comm->rank(), ctx->ofi->provider().c_str(),
+                     static_cast<unsigned long long>(st.eager_messages),
+                     static_cast<unsigned long long>(st.eager_bytes_sent),
+                     static_cast<unsigned long long>(st.rendezvous_messages),
+                     static_cast<unsigned long long>(st.rma_bytes_sent),
+                     static_cast<unsigned long long>(st.rma_bytes_read),
+                     static_cast<unsigned long long>(st.staged_bytes));
       }
     }
     // Everyone leaves together, so no rank tears down its endpoint while a peer still reads

@@ -41,7 +41,17 @@ const char* excluded(const Comm& comm, const Algorithm& alg, const CollArgs& arg
 
 CostQuery query_for(const Comm& comm, const CollArgs& args) {
   CostQuery q;
+  // Every rank must pick the same algorithm, so n must be a size all ranks agree on: for
+  // all-gatherv the mean block (every rank knows all counts); for all-to-allv no such size is
+  // known locally, so the choice depends on p alone.
   q.n = static_cast<double>(args.bytes());
+  if (args.coll == Collective::allgatherv && args.counts != nullptr) {
+    double total = 0;
+    for (int i = 0; i < comm.size(); ++i) total += static_cast<double>(args.counts[i]);
+    q.n = total * static_cast<double>(args.elem_size) / comm.size();
+  } else if (args.coll == Collective::alltoallv) {
+    q.n = 0;
+  }
   q.p = comm.size();
   q.m = comm.model();
   return q;

@@ -44,10 +44,18 @@ struct FinMsg {
 };
 enum FinStatus : std::uint32_t { kFinOk = 0, kFinTruncated = 1, kFinFailed = 2 };
 
-// The RTS travels on the user's tag with the top bit set; receives ignore that bit, so an RTS
-// matches like the message it announces and keeps its place in the (source, tag) order.
-// (Remote CQ data would be the other marker, but the sockets provider drops the
-// FI_REMOTE_CQ_DATA flag on messages that arrived unexpected.)
+// How a receiver tells an RTS from an eager message of 32 bytes. Both markers keep the RTS on
+// the user's tag, so it matches like the message it announces and keeps its place in the
+// (source, tag) order. Each works around a libfabric 1.17 bug on messages that arrived
+// before their receive was posted (unexpected):
+//  - cq_data: the RTS carries remote CQ data kRtsData (eager sends carry none). The sockets
+//    provider drops FI_REMOTE_CQ_DATA (and leaves stale data) on unexpected messages.
+//  - tag_bit: the RTS travels on tag | kRtsBit and receives ignore that bit. shm matches
+//    unexpected messages without the receive's ignore mask (smr_match_tagged uses the queued
+//    entry's), so an unexpected RTS would never match there.
+// sockets uses tag_bit; every other provider with CQ data uses cq_data.
+enum class RtsMarker : std::uint8_t { cq_data, tag_bit };
+constexpr std::uint64_t kRtsData = 0x5254530000000001ull;  // "RTS" + version
 constexpr std::uint64_t kRtsBit = std::uint64_t{1} << 63;
 constexpr std::size_t kCtrlSlots = 64;                     // pre-posted FIN receive slots
 constexpr std::size_t kCtrlSlotBytes = 64;
@@ -268,6 +276,7 @@ struct Endpoint::Impl {
   fid_ep* ep = nullptr;
 
   bool rma = false;
+  RtsMarker marker = RtsMarker::cq_data;
   bool mr_local = false;
   bool mr_virt_addr = false;
   bool mr_prov_key = false;
@@ -356,6 +365,9 @@ void Endpoint::Impl::open() {
   // tag's top bit. Without them every message goes eager.
   rma = (info->caps & FI_RMA) != 0 && (info->caps & FI_MSG) != 0 &&
         info->tx_attr->inject_size >= sizeof(RtsHeader);
+  marker = provider == "sockets" || info->domain_attr->cq_data_size < sizeof(kRtsData)
+               ? RtsMarker::tag_bit
+               : RtsMarker::cq_data;
   max_msg = info->ep_attr->max_msg_size;
   eager_limit = std::max<std::size_t>(std::min(opts.eager_limit, max_msg), sizeof(RtsHeader));
   read_chunk = std::min(kReadChunk, max_msg);
@@ -506,7 +518,11 @@ int Endpoint::Impl::try_tx(TxItem& item) {
       if (rc == 0) r->phase = Phase::posted;
       break;
     case TxKind::rts:
-      rc = static_cast<int>(fi_tinject(ep, &r->rts, sizeof(RtsHeader), item.peer, r->tag | kRtsBit));
+      rc = marker == RtsMarker::tag_bit
+               ? static_cast<int>(
+                     fi_tinject(ep, &r->rts, sizeof(RtsHeader), item.peer, r->tag | kRtsBit))
+               : static_cast<int>(fi_tinjectdata(ep, &r->rts, sizeof(RtsHeader), kRtsData,
+                                                 item.peer, r->tag));
       if (rc == 0) r->phase = Phase::wait_fin;
       break;
     case TxKind::fin:
@@ -547,7 +563,7 @@ int Endpoint::Impl::try_tx(TxItem& item) {
 int Endpoint::Impl::try_rx(Req* r) {
   int rc = 0;
   const auto src = static_cast<fi_addr_t>(r->peer);
-  const std::uint64_t ignore = rma ? kRtsBit : 0;
+  const std::uint64_t ignore = rma && marker == RtsMarker::tag_bit ? kRtsBit : 0;
   // iovs: [user buffer] [per-op tail up to 32 bytes] [shared sink]: see RecvMode.
   std::array<iovec, 3> iov{};
   std::array<void*, 3> desc{};
@@ -691,7 +707,10 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
   if (std::getenv("H5_DEBUG")) std::fprintf(stderr, "r%d recv compl len=%zu tag=%llx\n", rank, e.len, static_cast<unsigned long long>(e.tag));
   const std::size_t got = e.len;
   const std::size_t cap = r->size;
-  if (rma && (e.tag & kRtsBit) != 0) {
+  const bool is_rts = rma && (marker == RtsMarker::tag_bit
+                                 ? (e.tag & kRtsBit) != 0
+                                 : (e.flags & FI_REMOTE_CQ_DATA) != 0 && e.data == kRtsData);
+  if (is_rts) {
     RtsHeader h{};
     if (got != sizeof h) {
       fail_req(r, Errc::transport, "ofi: malformed rendezvous header from rank " + std::to_string(r->peer));
@@ -881,7 +900,7 @@ void Endpoint::post_send(PostedOp* op) {
     op->fail(Errc::invalid_argument, "send to rank " + std::to_string(op->peer) + " out of range");
     return;
   }
-  if (m.rma && (op->tag & kRtsBit) != 0) {
+  if (m.rma && m.marker == RtsMarker::tag_bit && (op->tag & kRtsBit) != 0) {
     op->fail(Errc::invalid_argument, "ofi: tag bit 63 is reserved for the rendezvous");
     return;
   }
@@ -929,7 +948,7 @@ void Endpoint::post_recv(PostedOp* op) {
     op->fail(Errc::invalid_argument, "receive from rank " + std::to_string(op->peer) + " out of range");
     return;
   }
-  if (m.rma && (op->tag & kRtsBit) != 0) {
+  if (m.rma && m.marker == RtsMarker::tag_bit && (op->tag & kRtsBit) != 0) {
     op->fail(Errc::invalid_argument, "ofi: tag bit 63 is reserved for the rendezvous");
     return;
   }

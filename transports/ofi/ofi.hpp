@@ -11,9 +11,9 @@
 // Protocols, chosen by size:
 //  - eager (size < eager limit): fi_tsend / fi_trecv straight from and into the user buffers;
 //  - rendezvous (size >= eager limit, when the provider grants RMA): the sender registers its
-//    buffer and injects a 32-byte RTS {cookie, address, key, size} on the same tag with bit 63
-//    set; receives ignore bit 63 (so user tags must leave it clear: communicator ids stay
-//    below 2^19) and an RTS keeps its place in the (source, tag) order. The receiver, whose matching receive
+//    buffer and injects a 32-byte RTS {cookie, address, key, size} on the same tag, marked by
+//    remote CQ data or, on sockets, by tag bit 63 that receives ignore (there user tags must
+//    leave bit 63 clear: communicator ids below 2^19). The receiver, whose matching receive
 //    got the RTS, registers its own buffer and fi_read()s straight from the sender's buffer in
 //    chunks, then sends a FIN {cookie, status} as an untagged message (a separate queue, so
 //    it cannot collide with any user tag); the sender's op completes on FIN. No staging copy.

@@ -94,8 +94,17 @@ typedef struct fc_thread_world_s* fc_thread_world_t;
 
 /* ---- context and communicators ------------------------------------------------------------ */
 
-/** Bootstrap from the environment. A lone process (no launcher) is rank 0 of 1. */
+/** Bootstrap from the environment: ranks started by fabcoll-run use its store; ranks started by
+ *  a PMIx launcher (Open MPI's mpirun, srun --mpi=pmix) bootstrap through PMIx; a lone process
+ *  (no launcher) is rank 0 of 1. */
 int fc_init(fc_context_t* ctx);
+/** Bootstrap over the caller's own collective: bcast(buf, len, arg) must broadcast len bytes
+ *  from rank 0 to every rank and return 0 (e.g. a wrapper of MPI_Bcast). Rank 0 then serves
+ *  the bootstrap store until fc_finalize. single_node != 0 when all ranks share this machine
+ *  (the store then listens on a private Unix socket, else on TCP). */
+typedef int (*fc_bcast_fn)(void* buf, int len, void* arg);
+int fc_init_bcast(int rank, int size, int single_node, fc_bcast_fn bcast, void* arg,
+                  fc_context_t* ctx);
 int fc_finalize(fc_context_t ctx);
 /** A world of `size` ranks inside one process, one thread per rank (real time, in-process
  *  transport). Create it once, then each thread calls fc_init_thread with its rank. */

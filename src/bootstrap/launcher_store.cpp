@@ -1,6 +1,8 @@
 #include "bootstrap/launcher_store.hpp"
 
 #include <poll.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -57,20 +59,40 @@ std::string random_hex(std::size_t bytes) {
 
 // ---- client --------------------------------------------------------------------------------
 
-LauncherStore::LauncherStore(const std::string& path, const std::string& secret, int rank,
+LauncherStore::LauncherStore(const std::string& address, const std::string& secret, int rank,
                              int size, double timeout_s)
     : rank_(rank), size_(size) {
-  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) raise(Errc::transport, sys_error("bootstrap store: socket"));
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path)
-    raise(Errc::invalid_argument, "bootstrap store: socket path too long: " + path);
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  sockaddr_storage storage{};
+  socklen_t len = 0;
+  int family = AF_UNIX;
+  if (address.rfind("tcp:", 0) == 0) {
+    const auto colon = address.rfind(':');
+    const std::string host = address.substr(4, colon - 4);
+    auto* in = reinterpret_cast<sockaddr_in*>(&storage);
+    in->sin_family = AF_INET;
+    in->sin_port = htons(static_cast<std::uint16_t>(std::atoi(address.c_str() + colon + 1)));
+    if (::inet_pton(AF_INET, host.c_str(), &in->sin_addr) != 1)
+      raise(Errc::invalid_argument, "bootstrap store: bad address " + address);
+    len = sizeof(sockaddr_in);
+    family = AF_INET;
+  } else {
+    const std::string path = address.rfind("unix:", 0) == 0 ? address.substr(5) : address;
+    auto* un = reinterpret_cast<sockaddr_un*>(&storage);
+    un->sun_family = AF_UNIX;
+    if (path.size() >= sizeof un->sun_path)
+      raise(Errc::invalid_argument, "bootstrap store: socket path too long: " + path);
+    std::memcpy(un->sun_path, path.c_str(), path.size() + 1);
+    len = sizeof(sockaddr_un);
+  }
   const auto deadline = deadline_after(timeout_s);
-  while (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+  for (;;) {
+    fd_ = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) raise(Errc::transport, sys_error("bootstrap store: socket"));
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&storage), len) == 0) break;
+    ::close(fd_);
+    fd_ = -1;
     if (seconds_left(deadline) <= 0)
-      raise(Errc::timeout, sys_error(("bootstrap store: cannot connect to " + path).c_str()));
+      raise(Errc::timeout, sys_error(("bootstrap store: cannot connect to " + address).c_str()));
     ::usleep(10000);
   }
   send_all("AUTH " + secret + "\n");
@@ -161,12 +183,30 @@ std::string LauncherStore::get(const std::string& key, double timeout_s) {
 
 // ---- server --------------------------------------------------------------------------------
 
-StoreServer::StoreServer(std::string secret) : secret_(std::move(secret)) {
+StoreServer::StoreServer(std::string secret, const std::string& tcp_host)
+    : secret_(std::move(secret)) {
+  if (!tcp_host.empty()) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (listen_fd_ < 0) raise(Errc::internal, sys_error("socket"));
+    sockaddr_in in{};
+    in.sin_family = AF_INET;
+    in.sin_port = 0;  // ephemeral
+    if (::inet_pton(AF_INET, tcp_host.c_str(), &in.sin_addr) != 1)
+      raise(Errc::invalid_argument, "bootstrap store: bad host address " + tcp_host);
+    socklen_t len = sizeof in;
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&in), sizeof in) != 0 ||
+        ::listen(listen_fd_, 1024) != 0 ||
+        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&in), &len) != 0)
+      raise(Errc::internal, sys_error("bind/listen on the store's TCP socket"));
+    address_ = "tcp:" + tcp_host + ":" + std::to_string(ntohs(in.sin_port));
+    return;
+  }
   const char* tmp = std::getenv("TMPDIR");
   std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/fabcoll-XXXXXX";
   if (::mkdtemp(templ.data()) == nullptr) raise(Errc::internal, sys_error("mkdtemp"));
   dir_ = templ;  // mkdtemp makes it 0700: only this user can reach the socket
   path_ = dir_ + "/store.sock";
+  address_ = "unix:" + path_;
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0) raise(Errc::internal, sys_error("socket"));
   sockaddr_un addr{};
@@ -180,8 +220,22 @@ StoreServer::StoreServer(std::string secret) : secret_(std::move(secret)) {
 StoreServer::~StoreServer() {
   for (const Client& c : clients_) ::close(c.fd);
   if (listen_fd_ >= 0) ::close(listen_fd_);
-  ::unlink(path_.c_str());
-  ::rmdir(dir_.c_str());
+  if (!path_.empty()) {
+    ::unlink(path_.c_str());
+    ::rmdir(dir_.c_str());
+  }
+}
+
+StoreServerThread::StoreServerThread(std::string secret, const std::string& tcp_host)
+    : server_(std::move(secret), tcp_host) {
+  thread_ = std::thread([this] {
+    while (!stop_.load(std::memory_order_relaxed)) server_.serve(20);
+  });
+}
+
+StoreServerThread::~StoreServerThread() {
+  stop_.store(true);
+  thread_.join();
 }
 
 void StoreServer::answer_waiting(Client& c) {

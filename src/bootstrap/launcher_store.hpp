@@ -8,7 +8,9 @@
 //   client: "GET <key>\n"                          server: "VAL <len>\n" <len bytes> once the key exists
 #pragma once
 
+#include <atomic>
 #include <map>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -18,8 +20,9 @@ namespace fabcoll {
 
 class LauncherStore final : public Store {
  public:
-  /// Connects to the socket at `path` and authenticates; throws EngineError on failure.
-  LauncherStore(const std::string& path, const std::string& secret, int rank, int size,
+  /// Connects to `address` ("unix:/path", a bare path, or "tcp:host:port") and
+  /// authenticates; throws EngineError on failure.
+  LauncherStore(const std::string& address, const std::string& secret, int rank, int size,
                 double timeout_s);
   ~LauncherStore() override;
   LauncherStore(const LauncherStore&) = delete;
@@ -44,13 +47,15 @@ class LauncherStore final : public Store {
 /// The server side, run by fabcoll-run: single-threaded, driven by poll().
 class StoreServer {
  public:
-  /// Creates a private directory and a listening socket in it.
-  explicit StoreServer(std::string secret);
+  /// Listens on a Unix socket in a new private (0700) directory, or, with tcp_host set, on
+  /// an ephemeral TCP port of that host address (for ranks on several machines).
+  explicit StoreServer(std::string secret, const std::string& tcp_host = "");
   ~StoreServer();
   StoreServer(const StoreServer&) = delete;
   StoreServer& operator=(const StoreServer&) = delete;
 
-  [[nodiscard]] const std::string& path() const { return path_; }
+  /// What clients connect to: "unix:/path" or "tcp:host:port".
+  [[nodiscard]] const std::string& address() const { return address_; }
   /// Serves requests for up to timeout_ms milliseconds (one poll round).
   void serve(int timeout_ms);
   /// Extra descriptors the caller wants polled too; returns those readable after serve().
@@ -69,11 +74,27 @@ class StoreServer {
   std::string secret_;
   std::string dir_;
   std::string path_;
+  std::string address_;
   int listen_fd_ = -1;
   std::vector<Client> clients_;
   std::map<std::string, std::string> kv_;
   std::vector<int> extra_;
   std::vector<int> readable_;
+};
+
+/// A StoreServer served by a background thread (rank 0 of jobs not started by fabcoll-run).
+class StoreServerThread {
+ public:
+  explicit StoreServerThread(std::string secret, const std::string& tcp_host = "");
+  ~StoreServerThread();
+  StoreServerThread(const StoreServerThread&) = delete;
+  StoreServerThread& operator=(const StoreServerThread&) = delete;
+  [[nodiscard]] const std::string& address() const { return server_.address(); }
+
+ private:
+  StoreServer server_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
 };
 
 /// 32 random hex characters from the kernel (getrandom).

@@ -1,5 +1,9 @@
 // The C API: the one place where engine exceptions become FC_ERR_* codes (plus a message
 // kept per thread for fc_last_error_message).
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +20,7 @@
 #include "fabcoll/fabcoll.h"
 #include "bootstrap/launcher_store.hpp"
 #include "bootstrap/node_map.hpp"
+#include "bootstrap/pmix_bootstrap.hpp"
 #include "engine/router.hpp"
 #include "transports/inproc/inproc.hpp"
 #include "transports/ofi/ofi.hpp"
@@ -38,7 +43,9 @@ struct fc_comm_s {
 
 struct fc_context_s {
   std::unique_ptr<fabcoll::inproc::Fabric> own_fabric;  // lone process: a world of one
+  std::unique_ptr<fabcoll::StoreServerThread> server;   // rank 0 outside fabcoll-run
   std::unique_ptr<fabcoll::Store> store;                // launched jobs: the bootstrap store
+  bool pmix = false;
   std::unique_ptr<fabcoll::shm::Endpoint> shm;
   std::unique_ptr<fabcoll::ofi::Endpoint> ofi;
   std::unique_ptr<fabcoll::Router> router;
@@ -119,17 +126,15 @@ int env_int(const char* name) {
   return std::atoi(v);
 }
 
-/// A rank started by fabcoll-run: bootstrap through its store, build the node map, and route
-/// every peer to the transport that reaches it.
-void bootstrap_launched(fc_context_s& c, const char* path) {
+/// Bootstrap through a store at `address`: build the node map, and route every peer to the
+/// transport that reaches it.
+void bootstrap_with_store(fc_context_s& c, const std::string& address, const std::string& secret,
+                          int rank, int size) {
   const double timeout = fabcoll::default_timeout_seconds();
-  const char* secret = std::getenv("FABCOLL_SECRET");
-  const int rank = env_int("FABCOLL_RANK");
-  const int size = env_int("FABCOLL_SIZE");
   if (size < 1 || rank < 0 || rank >= size)
-    fabcoll::raise(Errc::invalid_argument, "FABCOLL_RANK/FABCOLL_SIZE are inconsistent");
-  c.store = std::make_unique<fabcoll::LauncherStore>(path, secret != nullptr ? secret : "", rank,
-                                                    size, timeout);
+    fabcoll::raise(Errc::invalid_argument, "rank " + std::to_string(rank) + " of " +
+                                               std::to_string(size) + " is inconsistent");
+  c.store = std::make_unique<fabcoll::LauncherStore>(address, secret, rank, size, timeout);
   const fabcoll::NodeMap nodes = fabcoll::exchange_node_map(*c.store, timeout);
   std::string mode = std::getenv("FABCOLL_TRANSPORT") != nullptr ? std::getenv("FABCOLL_TRANSPORT") : "auto";
   if (mode.empty()) mode = "auto";
@@ -163,6 +168,76 @@ void bootstrap_launched(fc_context_s& c, const char* path) {
                                              : static_cast<fabcoll::Transport*>(c.ofi.get()));
   }
   init_context(c, *c.router, rank, size);
+}
+
+/// The first non-loopback IPv4 address of this host (for a TCP bootstrap store).
+std::string host_address() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* res = nullptr;
+  std::string out = "127.0.0.1";
+  if (::getaddrinfo(host, nullptr, &hints, &res) == 0) {
+    for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
+      char buf[INET_ADDRSTRLEN] = {};
+      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+      ::inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
+      if (std::strncmp(buf, "127.", 4) != 0) {
+        out = buf;
+        break;
+      }
+    }
+    ::freeaddrinfo(res);
+  }
+  return out;
+}
+
+/// Rank 0 serves a store; its address and secret reach the others through bcast.
+void bootstrap_with_bcast(fc_context_s& c, int rank, int size, bool single_node, fc_bcast_fn bcast,
+                          void* arg) {
+  if (bcast == nullptr) fabcoll::raise(Errc::invalid_argument, "bcast function is null");
+  char buf[512] = {};
+  if (rank == 0) {
+    const std::string secret = fabcoll::random_hex(16);
+    c.server = std::make_unique<fabcoll::StoreServerThread>(secret, single_node ? "" : host_address());
+    std::snprintf(buf, sizeof buf, "%s %s", c.server->address().c_str(), secret.c_str());
+  }
+  if (const int rc = bcast(buf, static_cast<int>(sizeof buf), arg); rc != 0)
+    fabcoll::raise(Errc::transport, "bootstrap broadcast failed (" + std::to_string(rc) + ")");
+  buf[sizeof buf - 1] = '\0';
+  const std::string line(buf);
+  const auto sp = line.find(' ');
+  if (sp == std::string::npos) fabcoll::raise(Errc::transport, "bootstrap broadcast carried garbage");
+  bootstrap_with_store(c, line.substr(0, sp), line.substr(sp + 1), rank, size);
+}
+
+/// Leaves the job: endpoints close first (their shutdown may use the store), then every rank
+/// says goodbye through the store so that rank 0 stops serving only when nobody needs it.
+void teardown(fc_context_s* ctx) {
+  const bool broken = ctx->world.comm && ctx->world.comm->broken();
+  const double timeout = broken ? 5.0 : fabcoll::default_timeout_seconds();
+  ctx->world.comm.reset();
+  ctx->ofi.reset();
+  ctx->shm.reset();
+  if (ctx->store && ctx->server) {
+    try {
+      ctx->store->put("bye/" + std::to_string(ctx->store->rank()), "1");
+      for (int r = 0; r < ctx->store->size(); ++r)
+        (void)ctx->store->get("bye/" + std::to_string(r), timeout);
+    } catch (const std::exception&) {
+      // a rank that died never says goodbye; stop serving anyway
+    }
+  } else if (ctx->store) {
+    try {
+      ctx->store->put("bye/" + std::to_string(ctx->store->rank()), "1");
+    } catch (const std::exception&) {
+    }
+  }
+  ctx->store.reset();
+  ctx->server.reset();
+  if (ctx->pmix) fabcoll::pmix::finalize();
+  delete ctx;
 }
 
 /// Starts a collective; blocking when req == nullptr.
@@ -243,11 +318,27 @@ int fc_init(fc_context_t* ctx) {
     need_out(ctx, "ctx");
     auto c = std::make_unique<fc_context_s>();
     if (const char* path = std::getenv("FABCOLL_STORE"); path != nullptr && *path != '\0') {
-      bootstrap_launched(*c, path);
+      const char* secret = std::getenv("FABCOLL_SECRET");
+      bootstrap_with_store(*c, path, secret != nullptr ? secret : "", env_int("FABCOLL_RANK"),
+                           env_int("FABCOLL_SIZE"));
+    } else if (fabcoll::pmix::launched_by_pmix()) {
+      const fabcoll::pmix::Job job = fabcoll::pmix::init();
+      c->pmix = true;
+      bootstrap_with_bcast(*c, job.rank, job.size, job.single_node, fabcoll::pmix::bcast, nullptr);
     } else {
       c->own_fabric = std::make_unique<fabcoll::inproc::Fabric>(1);
       init_context(*c, c->own_fabric->endpoint(0), 0, 1);
     }
+    *ctx = c.release();
+  });
+}
+
+int fc_init_bcast(int rank, int size, int single_node, fc_bcast_fn bcast, void* arg,
+                  fc_context_t* ctx) {
+  return guarded([&] {
+    need_out(ctx, "ctx");
+    auto c = std::make_unique<fc_context_s>();
+    bootstrap_with_bcast(*c, rank, size, single_node != 0, bcast, arg);
     *ctx = c.release();
   });
 }
@@ -318,7 +409,7 @@ int fc_finalize(fc_context_t ctx) {
     // from it (CMA reads our buffers; the segment stays mapped until all are done).
     if (ctx->store && !ctx->world.comm->broken())
       ctx->store->barrier("finalize", fabcoll::default_timeout_seconds());
-    delete ctx;
+    teardown(ctx);
   });
 }
 

@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
       if (::getppid() != launcher) _exit(1);
       ::setenv("FABCOLL_RANK", std::to_string(r).c_str(), 1);
       ::setenv("FABCOLL_SIZE", std::to_string(n).c_str(), 1);
-      ::setenv("FABCOLL_STORE", server->path().c_str(), 1);
+      ::setenv("FABCOLL_STORE", server->address().c_str(), 1);
       ::setenv("FABCOLL_SECRET", secret.c_str(), 1);
       if (nodes > 1) {
         const long node = static_cast<long>(r) * nodes / n;

@@ -5,6 +5,9 @@
 // --die-rank R --die-at K: rank R kills itself (SIGKILL) before its K-th collective; the
 // other ranks must then fail with FC_ERR_PEER or FC_ERR_TIMEOUT (exit code 3) naming the peer.
 #include <fabcoll/fabcoll.h>
+#ifdef FABCOLL_MP_FROM_MPI
+#include <fabcoll/fabcoll_mpi.h>  // this build initialises fabcoll from MPI_COMM_WORLD
+#endif
 
 #include <csignal>
 #include <cstdio>
@@ -195,7 +198,12 @@ int main(int argc, char** argv) {
     }
   }
   fc_context_t ctx = nullptr;
+#ifdef FABCOLL_MP_FROM_MPI
+  MPI_Init(&argc, &argv);
+  if (fc_init_from_mpi(MPI_COMM_WORLD, &ctx) != FC_SUCCESS) {
+#else
   if (fc_init(&ctx) != FC_SUCCESS) {
+#endif
     std::fprintf(stderr, "fc_init failed: %s\n", fc_last_error_message());
     return 1;
   }
@@ -219,6 +227,9 @@ int main(int argc, char** argv) {
     fc_comm_free(&half);
   }
   const int rc = fc_finalize(ctx);
+#ifdef FABCOLL_MP_FROM_MPI
+  MPI_Finalize();
+#endif
   if (rc != FC_SUCCESS) std::fprintf(stderr, "rank %d: fc_finalize: %s\n", g_rank, fc_last_error_message());
   if (g_failures == 0) {
     std::printf("mp_collectives: rank %d of %d ok%s\n", g_rank, g_size,

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config googletest libgtest-dev libbenchmark-dev
           libfabric-dev libfabric-bin libhwloc-dev libpmix-dev nlohmann-json3-dev libcli11-dev
-          libfmt-dev openmpi-bin libopenmpi-dev)
+          libfmt-dev openmpi-bin libopenmpi-dev python3-matplotlib)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

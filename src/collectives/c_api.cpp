@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectives/collectives.hpp"
+#include "collectives/context_info.hpp"
 #include "engine/datatype.hpp"
 #include "engine/errors.hpp"
 #include "engine/progress.hpp"
@@ -50,6 +51,8 @@ struct fc_context_s {
   std::unique_ptr<fabcoll::ofi::Endpoint> ofi;
   std::unique_ptr<fabcoll::Router> router;
   fabcoll::Transport* transport = nullptr;
+  std::string bootstrap = "lone process";
+  std::vector<std::string> node_of;
   fabcoll::Progress progress;
   fabcoll::CidCounter cids;
   fc_comm_s world;
@@ -136,6 +139,7 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
                                                std::to_string(size) + " is inconsistent");
   c.store = std::make_unique<fabcoll::LauncherStore>(address, secret, rank, size, timeout);
   const fabcoll::NodeMap nodes = fabcoll::exchange_node_map(*c.store, timeout);
+  c.node_of = nodes.node_of;
   std::string mode = std::getenv("FABCOLL_TRANSPORT") != nullptr ? std::getenv("FABCOLL_TRANSPORT") : "auto";
   if (mode.empty()) mode = "auto";
   if (mode != "auto" && mode != "shm" && mode != "ofi")
@@ -301,6 +305,32 @@ fabcoll::Task<> split_driver(fabcoll::Task<std::unique_ptr<fabcoll::Comm>> t,
 
 }  // namespace
 
+namespace fabcoll {
+
+ContextInfo describe_context(fc_context_t ctx) {
+  ContextInfo info;
+  if (ctx == nullptr || !ctx->world.comm) return info;
+  info.rank = ctx->world.comm->rank();
+  info.size = ctx->world.comm->size();
+  info.bootstrap = ctx->bootstrap;
+  info.node_of = ctx->node_of;
+  info.shm_cma = ctx->shm && ctx->shm->cma_enabled();
+  for (int r = 0; r < info.size; ++r) {
+    std::string t = ctx->transport->name();
+    if (ctx->router) {
+      const Transport* via = ctx->router->route(r);
+      t = via == ctx->shm.get() ? "shm" : std::string("ofi (") + ctx->ofi->provider() + ")";
+    }
+    info.transport_of.push_back(t);
+  }
+  return info;
+}
+
+Comm& world_comm(fc_context_t ctx) { return *ctx->world.comm; }
+Progress& context_progress(fc_context_t ctx) { return ctx->progress; }
+
+}  // namespace fabcoll
+
 extern "C" {
 
 const char* fc_strerror(int err) {
@@ -321,10 +351,12 @@ int fc_init(fc_context_t* ctx) {
       const char* secret = std::getenv("FABCOLL_SECRET");
       bootstrap_with_store(*c, path, secret != nullptr ? secret : "", env_int("FABCOLL_RANK"),
                            env_int("FABCOLL_SIZE"));
+      c->bootstrap = "fabcoll-run";
     } else if (fabcoll::pmix::launched_by_pmix()) {
       const fabcoll::pmix::Job job = fabcoll::pmix::init();
       c->pmix = true;
       bootstrap_with_bcast(*c, job.rank, job.size, job.single_node, fabcoll::pmix::bcast, nullptr);
+      c->bootstrap = "PMIx";
     } else {
       c->own_fabric = std::make_unique<fabcoll::inproc::Fabric>(1);
       init_context(*c, c->own_fabric->endpoint(0), 0, 1);
@@ -339,6 +371,7 @@ int fc_init_bcast(int rank, int size, int single_node, fc_bcast_fn bcast, void* 
     need_out(ctx, "ctx");
     auto c = std::make_unique<fc_context_s>();
     bootstrap_with_bcast(*c, rank, size, single_node != 0, bcast, arg);
+    c->bootstrap = "caller's broadcast (e.g. MPI)";
     *ctx = c.release();
   });
 }
@@ -368,6 +401,7 @@ int fc_init_thread(fc_thread_world_t world, int rank, fc_context_t* ctx) {
                                                  std::to_string(world->fabric.size() - 1));
     auto c = std::make_unique<fc_context_s>();
     init_context(*c, world->fabric.endpoint(rank), rank, world->fabric.size());
+    c->bootstrap = "thread world";
     *ctx = c.release();
   });
 }

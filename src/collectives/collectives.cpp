@@ -15,6 +15,14 @@ namespace fabcoll {
 
 namespace {
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 std::string upper(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -405,8 +413,13 @@ void CollRequest::wait(double timeout_seconds) {
       idle = 0;
       continue;
     }
-    // Spin briefly, then yield: ranks may outnumber cores.
-    if (++idle > 64) std::this_thread::yield();
+    // Spin with pause briefly, then yield the core: ranks may outnumber cores (p = 8 on 2
+    // cores), and a waiting rank must let the rank it waits for run.
+    if (++idle > 64) {
+      std::this_thread::yield();
+    } else {
+      cpu_relax();
+    }
     if ((idle & 255u) == 0 && std::chrono::duration<double>(Clock::now() - start).count() >
                                   timeout_seconds) {
       std::string peers;

@@ -3,14 +3,21 @@
 //   fabcoll-info --explain <collective> <bytes> [--p P] [--noncommutative]
 //                                            predicted time of every algorithm, the chosen one
 #include <CLI/CLI.hpp>
+#include <hwloc.h>
+#include <rdma/fabric.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "algorithms/registry.hpp"
 #include "collectives/collectives.hpp"
+#include "collectives/context_info.hpp"
+#include "fabcoll/fabcoll.h"
 #include "transports/sim/sim.hpp"
 
 namespace {
@@ -89,6 +96,95 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
   return 0;
 }
 
+// Every provider fabcoll knows, probed for an RDM endpoint with tagged messages: usable or why not.
+void print_providers() {
+  std::puts("# libfabric providers (RDM endpoint, tagged messages); fabcoll's default order:");
+  const char* names[] = {"verbs;ofi_rxm", "psm2", "psm3", "efa", "cxi", "tcp;ofi_rxm", "sockets",
+                         "shm", "udp;ofi_rxd"};
+  for (const char* name : names) {
+    // Ask for RMA first (the zero-copy rendezvous), then for tagged messages alone.
+    int rc = 0;
+    bool rma = true;
+    fi_info* info = nullptr;
+    for (const std::uint64_t caps :
+         std::initializer_list<std::uint64_t>{FI_TAGGED | FI_RMA | FI_MSG, FI_TAGGED}) {
+      fi_info* hints = fi_allocinfo();
+      hints->ep_attr->type = FI_EP_RDM;
+      hints->caps = caps;
+      hints->mode = FI_CONTEXT | FI_CONTEXT2;  // what the transport accepts
+      hints->domain_attr->mr_mode =
+          FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+      hints->fabric_attr->prov_name = strdup(name);
+      rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
+      fi_freeinfo(hints);
+      if (rc == 0 && info != nullptr) break;
+      rma = false;
+    }
+    if (rc == 0 && info != nullptr) {
+      std::printf("  %-16s usable (fabric %s, domain %s)%s\n", name, info->fabric_attr->name,
+                  info->domain_attr->name, rma ? ", RMA" : ", no RMA: eager messages only");
+      fi_freeinfo(info);
+    } else {
+      std::printf("  %-16s not usable: %s\n", name, fi_strerror(-rc));
+    }
+  }
+}
+
+void print_topology() {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return;
+  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  if (hwloc_topology_load(topo) != 0) {
+    hwloc_topology_destroy(topo);
+    return;
+  }
+  const auto count = [&](hwloc_obj_type_t t) { return hwloc_get_nbobjs_by_type(topo, t); };
+  std::printf("# topology (hwloc): %d package(s), %d NUMA node(s), %d core(s), %d hardware thread(s)\n",
+              count(HWLOC_OBJ_PACKAGE), count(HWLOC_OBJ_NUMANODE), count(HWLOC_OBJ_CORE),
+              count(HWLOC_OBJ_PU));
+  for (const hwloc_obj_type_t t : {HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE}) {
+    hwloc_obj_t o = hwloc_get_obj_by_type(topo, t, 0);
+    if (o != nullptr && o->attr != nullptr)
+      std::printf("  %s: %d x %llu KiB\n", t == HWLOC_OBJ_L2CACHE ? "L2" : "L3", count(t),
+                  static_cast<unsigned long long>(o->attr->cache.size >> 10));
+  }
+  int nics = 0;
+  for (hwloc_obj_t o = hwloc_get_next_osdev(topo, nullptr); o != nullptr;
+       o = hwloc_get_next_osdev(topo, o)) {
+    if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK ||
+        o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
+      std::printf("  NIC: %s (%s)\n", o->name,
+                  o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS ? "RDMA" : "network");
+      ++nics;
+    }
+  }
+  if (nics == 0) std::puts("  NICs: none reported by hwloc");
+  hwloc_topology_destroy(topo);
+}
+
+/// Under fabcoll-run or mpirun: the node map and the transport each rank uses to reach the
+/// others (printed by rank 0).
+int print_layout() {
+  fc_context_t ctx = nullptr;
+  if (fc_init(&ctx) != FC_SUCCESS) {
+    std::fprintf(stderr, "fabcoll-info: fc_init failed: %s\n", fc_last_error_message());
+    return 1;
+  }
+  const fabcoll::ContextInfo info = fabcoll::describe_context(ctx);
+  if (info.rank == 0) {
+    std::printf("# layout: %d rank(s), bootstrap: %s\n", info.size, info.bootstrap.c_str());
+    for (int r = 0; r < info.size; ++r) {
+      const auto ur = static_cast<std::size_t>(r);
+      std::printf("  rank %-4d node %-16s reached from rank 0 by %s\n", r,
+                  ur < info.node_of.size() ? info.node_of[ur].c_str() : "-",
+                  info.transport_of[ur].c_str());
+    }
+    std::printf("  shm single-copy (CMA): %s\n", info.shm_cma ? "on" : "off");
+  }
+  fc_finalize(ctx);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,7 +201,20 @@ int main(int argc, char** argv) {
       ->expected(2);
   app.add_option("--p", p, "number of ranks for --explain")->check(CLI::Range(1, 1 << 20));
   app.add_flag("--noncommutative", noncommutative, "with --explain: a non-commutative operator");
+  bool providers = false;
+  bool topology = false;
+  bool layout = false;
+  app.add_flag("--providers", providers, "libfabric providers found, and why others are not usable");
+  app.add_flag("--topology", topology, "the machine as hwloc sees it (cores, caches, NUMA, NICs)");
+  app.add_flag("--layout", layout,
+               "run under fabcoll-run or mpirun: node map and transport chosen per peer");
+  app.footer("Without options: providers, topology and (when launched) the layout.");
   CLI11_PARSE(app, argc, argv);
+  if (providers || topology || layout) {
+    if (providers) print_providers();
+    if (topology) print_topology();
+    return layout ? print_layout() : 0;
+  }
   if (algorithms) {
     print_algorithms(markdown);
     return 0;
@@ -120,6 +229,12 @@ int main(int argc, char** argv) {
     }
     return explain(explain_args[0], bytes, p, noncommutative);
   }
-  std::fputs(app.help().c_str(), stdout);
+  std::printf("fabcoll %d.%d.%d\n", FABCOLL_VERSION_MAJOR, FABCOLL_VERSION_MINOR,
+              FABCOLL_VERSION_PATCH);
+  print_providers();
+  print_topology();
+  if (std::getenv("FABCOLL_STORE") != nullptr || std::getenv("PMIX_RANK") != nullptr)
+    return print_layout();
+  std::puts("# layout: not launched (run `fabcoll-run -n P fabcoll-info --layout` to see one)");
   return 0;
 }

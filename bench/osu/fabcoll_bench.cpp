@@ -629,10 +629,25 @@ class Compute {
       units *= 4;
     }
   }
-  /// About `us` microseconds of work in `pieces` parts; `between` runs between parts.
+  /// Sizes the work to `us` microseconds on this rank now (as OSU re-sizes its arrays to each
+  /// target time): the global calibration, refined by timing the work itself a few times.
+  void calibrate(double us) {
+    units_ = std::max(0L, std::lround(us / us_per_unit_));
+    for (int round = 0; round < 4 && units_ > 0; ++round) {
+      double best = 1e30;
+      for (int rep = 0; rep < 3; ++rep) {
+        const auto t0 = Clock::now();
+        work(units_);
+        best = std::min(best, seconds_since(t0) * 1e6);
+      }
+      if (best <= 0) break;
+      units_ = std::max(1L, std::lround(static_cast<double>(units_) * us / best));
+    }
+  }
+  /// The calibrated work in `pieces` parts; `between` runs before each part.
   template <class F>
-  void run(double us, int pieces, F&& between) {
-    const long units = std::lround(us / us_per_unit_);
+  void run(int pieces, F&& between) {
+    const long units = units_;
     const int k = std::max(pieces, 1);
     for (int j = 0; j < k; ++j) {
       if (pieces > 0) between();
@@ -648,6 +663,7 @@ class Compute {
     sink_ = a;
   }
   double us_per_unit_ = 1;
+  long units_ = 0;
   volatile double sink_ = 1.0;
 };
 
@@ -688,6 +704,7 @@ RankTimes measure(Library& lib, Call& c, long iters, long skip, const Options& o
   }
 
   // The overlap run: start, compute for as long as the pure communication took, wait.
+  compute->calibrate(t.latency);
   double overall = 0, init = 0, comp = 0, test = 0, wait = 0;
   for (long it = 0; it < skip + iters; ++it) {
     if (o.validate) c.prepare(it);
@@ -697,7 +714,7 @@ RankTimes measure(Library& lib, Call& c, long iters, long skip, const Options& o
     const auto tc = Clock::now();
     double t_test = 0;
     bool done = false;
-    compute->run(t.latency, o.test_calls, [&] {
+    compute->run(o.test_calls, [&] {
       if (done) return;
       const auto tt = Clock::now();
       if (const int rc = lib.test(done); rc != FC_SUCCESS) fail(lib, c, "test of ", rc);

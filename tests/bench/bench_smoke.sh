@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# fabcoll-bench smoke tests (ctest label multiprocess; tiny runs only).
+#   bench_smoke.sh FABCOLL_RUN FABCOLL_BENCH MODE [ARGS...]
+# MODE:
+#   coll P NAME     NAME and iNAME under fabcoll-run -n P with -m 1:4096 -i 5 -x 1 -c -f pass,
+#                   and the table has the OSU shape (# header lines, one row per size)
+#   json P          --json writes a document that parses and has a row per size
+#   bad-algorithm   an unknown --algorithm fails with a message listing the valid names
+#   inject P        -c with --inject-error fails (the validation can fail)
+set -u
+run=$1 bench=$2 mode=$3
+shift 3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+case $mode in
+  coll)
+    p=$1 name=$2
+    for form in "$name" "i$name"; do
+      "$run" -n "$p" --timeout 60 -- "$bench" "$form" -m 1:4096 -i 5 -x 1 -c -f >"$work/out" 2>"$work/err" ||
+        { cat "$work/out" "$work/err" >&2; fail "$form on $p ranks exited non-zero"; }
+      cat "$work/out"
+      grep -q '^# fabcoll ' "$work/out" || fail "$form: no '# fabcoll ...' header"
+      # Every line is a '#' header or a row of numbers ending in Pass.
+      awk '!/^#/ && NF > 0 && $NF != "Pass" { bad = 1 } END { exit bad }' "$work/out" ||
+        fail "$form: a row is not marked Pass"
+      rows=$(grep -vc '^#' "$work/out")
+      if [[ $name == barrier ]]; then want=1
+      elif [[ $name == reduce_scatter ]]; then want=$(( $(seq 0 12 | awk -v p="$p" '{ if (2^$1 / 4 >= p) n++ } END { print n }') ))
+      elif [[ $name =~ ^(reduce|allreduce|scan|exscan)$ ]]; then want=11   # float: 4..4096
+      else want=13; fi                                                     # byte: 1..4096
+      [[ $rows -eq $want ]] || fail "$form: $rows rows, expected $want"
+    done
+    ;;
+  json)
+    p=$1
+    "$run" -n "$p" --timeout 60 -- "$bench" allgather -m 1:1024 -i 5 -x 1 -c --json "$work/r.json" >/dev/null ||
+      fail "allgather --json exited non-zero"
+    /usr/bin/python3 - "$work/r.json" "$p" <<'PY' || fail "the JSON document is not as expected"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["benchmark"] == "fabcoll-bench" and d["collective"] == "allgather", d
+assert d["ranks"] == int(sys.argv[2]) and d["library"] == "fabcoll", d
+sizes = [r["size"] for r in d["results"]]
+assert sizes == [2 ** k for k in range(11)], sizes
+for r in d["results"]:
+    assert r["validation"] == "pass" and r["iterations"] == 5 and r["min_us"] <= r["avg_us"] <= r["max_us"], r
+print("json ok:", len(sizes), "rows")
+PY
+    ;;
+  bad-algorithm)
+    if "$run" -n 2 --timeout 60 -- "$bench" allreduce --algorithm no_such_algorithm -m 4:8 -i 1 -x 0 \
+        >"$work/out" 2>"$work/err"; then
+      fail "an unknown algorithm was accepted"
+    fi
+    cat "$work/err"
+    grep -q "unknown algorithm 'no_such_algorithm' for allreduce; valid: .*recursive_doubling" "$work/err" ||
+      fail "the error does not list the valid algorithms"
+    # A valid one runs and is named in the header.
+    "$run" -n 2 --timeout 60 -- "$bench" allreduce --algorithm recursive_doubling -m 4:64 -i 3 -x 1 -c \
+      >"$work/out" 2>&1 || { cat "$work/out"; fail "--algorithm recursive_doubling failed"; }
+    grep -q "Algorithm: recursive_doubling" "$work/out" || fail "the header does not name the algorithm"
+    ;;
+  inject)
+    p=$1
+    for coll in allreduce bcast barrier alltoall; do
+      if "$run" -n "$p" --timeout 60 -- "$bench" "$coll" -m 1:64 -i 3 -x 1 -c --inject-error \
+          >"$work/out" 2>"$work/err"; then
+        cat "$work/out" "$work/err"
+        fail "$coll: a corrupted result passed the validation"
+      fi
+      grep -q 'Fail' "$work/out" || { cat "$work/out"; fail "$coll: no row marked Fail"; }
+      # Without the hook the same run passes.
+      "$run" -n "$p" --timeout 60 -- "$bench" "$coll" -m 1:64 -i 3 -x 1 -c >/dev/null 2>&1 ||
+        fail "$coll: the run without --inject-error failed"
+    done
+    echo "inject ok"
+    ;;
+  *) fail "unknown mode $mode" ;;
+esac

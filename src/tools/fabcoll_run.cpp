@@ -4,6 +4,7 @@
 // exit code is returned; if a rank dies or the timeout passes, all others are stopped.
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
   double timeout = 0;
   double grace = 0;
   bool tag_output = false;
+  std::string bind = "none";
   std::vector<std::string> command;
   app.add_option("-n,--np", n, "number of ranks")->required()->check(CLI::Range(1, 4096));
   app.add_option("--nodes", nodes,
@@ -94,6 +96,8 @@ int main(int argc, char** argv) {
                  "errors before they are stopped (default 0)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--tag-output", tag_output, "prefix every output line with [rank]");
+  app.add_option("--bind-to", bind, "none, or core: pin rank r to the r-th allowed CPU (mod count)")
+      ->check(CLI::IsMember({"none", "core"}));
   app.add_option("command", command, "the program and its arguments (after --)")->required();
   app.footer(
       "Each rank gets FABCOLL_RANK, FABCOLL_SIZE, FABCOLL_STORE, FABCOLL_SECRET and, with --nodes,\n"
@@ -118,6 +122,14 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   const pid_t launcher = ::getpid();
+  std::vector<int> cpus;  // CPUs this launcher may use, for --bind-to core
+  {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0)
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
   std::vector<Rank> ranks(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     int fds[2] = {-1, -1};
@@ -145,6 +157,12 @@ int main(int argc, char** argv) {
       }
       if (transport != "auto") ::setenv("FABCOLL_TRANSPORT", transport.c_str(), 1);
       if (!provider.empty()) ::setenv("FABCOLL_PROVIDER", provider.c_str(), 1);
+      if (bind == "core" && !cpus.empty()) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[static_cast<std::size_t>(r) % cpus.size()], &one);
+        ::sched_setaffinity(0, sizeof one, &one);
+      }
       if (tag_output) {
         ::dup2(fds[1], 1);
         ::dup2(fds[1], 2);

@@ -113,7 +113,13 @@ bool wait_all(RankCtx& c, const std::vector<Transfer*>& ts, double seconds = kWa
   for (;;) {
     const bool done = std::all_of(ts.begin(), ts.end(), [](const Transfer* t) { return t->finished(); });
     if (done) return true;
-    if (Clock::now() > deadline) return false;
+    if (Clock::now() > deadline) {
+      std::string pending;
+      for (std::size_t i = 0; i < ts.size(); ++i)
+        if (!ts[i]->finished()) pending += " " + std::to_string(i);
+      ADD_FAILURE() << "rank " << c.rank << ": transfers still pending:" << pending;
+      return false;
+    }
     c.progress.poll();
   }
 }
@@ -328,6 +334,55 @@ TEST_P(OfiConformance, AboveEagerLimitRendezvousWithoutStaging) {
   });
 }
 
+// With the rendezvous switched off (the path for providers without RMA) every size goes eager
+// and the provider moves large messages by its own protocol.
+TEST_P(OfiConformance, EagerOnlyCarriesEverySize) {
+  ofi::Options o = options();
+  o.rendezvous = false;
+  run_world(o, 2, [&](RankCtx& c) {
+    EXPECT_FALSE(c.ep.rendezvous_enabled());
+    const int peer = 1 - c.rank;
+    const std::vector<std::size_t> sizes = {0, 1, 31, 32, 16383, 16384, (1u << 20) + 7};
+    std::vector<std::vector<std::byte>> out;
+    std::vector<std::vector<std::byte>> in;
+    std::vector<Transfer> ts;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      in.emplace_back(sizes[i]);
+      ts.push_back(recv(c, peer, 20 + i, in.back().data(), in.back().size()));
+      out.push_back(make_payload(c.rank, i, sizes[i]));
+      ts.push_back(send(c, peer, 20 + i, out.back().data(), out.back().size()));
+    }
+    ASSERT_TRUE(wait_all(c, ts));
+    for (const Transfer& t : ts) ASSERT_EQ(error_of(t), Errc::success) << t.op()->message;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      EXPECT_EQ(ts[2 * i].received(), sizes[i]);
+      EXPECT_TRUE(check_payload(in[i].data(), peer, i, sizes[i])) << "size " << sizes[i];
+    }
+    EXPECT_EQ(c.ep.stats().rendezvous_messages, 0u);
+    progress_barrier(c, "eager-only");
+  });
+}
+
+// A rank can message itself (eager and rendezvous), as the in-process transport allows.
+TEST_P(OfiConformance, SendToSelf) {
+  run_world(options(1024), 2, [&](RankCtx& c) {
+    const std::vector<std::byte> small = make_payload(c.rank, 1, 100);
+    const std::vector<std::byte> large = make_payload(c.rank, 2, 100000);
+    std::vector<std::byte> a(100);
+    std::vector<std::byte> b(100000);
+    std::vector<Transfer> ts;
+    ts.push_back(send(c, c.rank, 3, small.data(), small.size()));
+    ts.push_back(send(c, c.rank, 4, large.data(), large.size()));
+    ts.push_back(recv(c, c.rank, 4, b.data(), b.size()));
+    ts.push_back(recv(c, c.rank, 3, a.data(), a.size()));
+    ASSERT_TRUE(wait_all(c, ts));
+    for (const Transfer& t : ts) ASSERT_EQ(error_of(t), Errc::success) << t.op()->message;
+    EXPECT_EQ(a, small);
+    EXPECT_EQ(b, large);
+    progress_barrier(c, "self");
+  });
+}
+
 // Thousands of transfers in flight at once: more than the provider's queues hold, so posts
 // meet -FI_EAGAIN and wait in the transport's retry queues (never leaking upward).
 TEST_P(OfiConformance, ThousandsOfOutstandingTransfers) {
@@ -378,6 +433,7 @@ TEST_P(OfiConformance, TruncationFailsTheReceiveOnly) {
       ts.push_back(send(c, 1, 2, tiny.data(), tiny.size()));
       ts.push_back(send(c, 1, 3, large.data(), large.size()));
       ts.push_back(send(c, 1, 5, tiny.data(), 8));
+      ts.push_back(send(c, 1, 6, large.data(), large.size()));  // an RTS into 16 bytes
       ts.push_back(send(c, 1, 4, after.data(), after.size()));
       ASSERT_TRUE(wait_all(c, ts));
       for (const Transfer& t : ts) EXPECT_EQ(error_of(t), Errc::success) << t.op()->message;
@@ -387,11 +443,13 @@ TEST_P(OfiConformance, TruncationFailsTheReceiveOnly) {
       std::vector<std::byte> b2(10 + 64, std::byte{0xee});
       std::vector<std::byte> b3(big / 2 + 64, std::byte{0xee});
       std::vector<std::byte> b4(300);
+      std::vector<std::byte> b6(16 + 64, std::byte{0xee});
       std::vector<Transfer> ts;
       ts.push_back(recv(c, 0, 1, b1.data(), 50));
       ts.push_back(recv(c, 0, 2, b2.data(), 10));
       ts.push_back(recv(c, 0, 3, b3.data(), big / 2));
       ts.push_back(recv(c, 0, 5, nullptr, 0));
+      ts.push_back(recv(c, 0, 6, b6.data(), 16));
       ts.push_back(recv(c, 0, 4, b4.data(), b4.size()));
       ASSERT_TRUE(wait_all(c, ts));
       EXPECT_EQ(error_of(ts[0]), Errc::truncation) << ts[0].op()->message;
@@ -402,7 +460,9 @@ TEST_P(OfiConformance, TruncationFailsTheReceiveOnly) {
       for (std::size_t i = 50; i < b1.size(); ++i) ASSERT_EQ(b1[i], std::byte{0xee}) << i;
       for (std::size_t i = 10; i < b2.size(); ++i) ASSERT_EQ(b2[i], std::byte{0xee}) << i;
       for (std::size_t i = big / 2; i < b3.size(); ++i) ASSERT_EQ(b3[i], std::byte{0xee}) << i;
-      ASSERT_EQ(error_of(ts[4]), Errc::success) << ts[4].op()->message;
+      EXPECT_EQ(error_of(ts[4]), Errc::truncation) << ts[4].op()->message;
+      for (std::size_t i = 16; i < b6.size(); ++i) ASSERT_EQ(b6[i], std::byte{0xee}) << i;
+      ASSERT_EQ(error_of(ts[5]), Errc::success) << ts[5].op()->message;
       EXPECT_TRUE(check_payload(b4.data(), 0, 4, 300));
     }
     progress_barrier(c, "truncation");

@@ -366,7 +366,7 @@ void Endpoint::Impl::open() {
   mr_endpoint = (mr_mode & FI_MR_ENDPOINT) != 0;
   // The rendezvous needs RMA, FI_MSG for the FIN, an inject size that holds the RTS and the
   // tag's top bit. Without them every message goes eager.
-  rma = (info->caps & FI_RMA) != 0 && (info->caps & FI_MSG) != 0 &&
+  rma = opts.rendezvous && (info->caps & FI_RMA) != 0 && (info->caps & FI_MSG) != 0 &&
         info->tx_attr->inject_size >= sizeof(RtsHeader);
   marker = provider == "sockets" || info->domain_attr->cq_data_size < sizeof(kRtsData)
                ? RtsMarker::tag_bit
@@ -576,8 +576,9 @@ int Endpoint::Impl::try_rx(Req* r) {
     desc[n++] = r->desc;
   }
   if (r->mode != RecvMode::direct) {
-    const std::size_t off = r->mode == RecvMode::split ? r->size : 0;
-    iov[n] = iovec{r->tail.data() + off, sizeof(RtsHeader) - off};
+    // split: the bytes past the user buffer land at the start of the tail.
+    const std::size_t used = r->mode == RecvMode::split ? r->size : 0;
+    iov[n] = iovec{r->tail.data(), sizeof(RtsHeader) - used};
     desc[n++] = r->tail_desc;
   }
   if (!sink.empty()) {

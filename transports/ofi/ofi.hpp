@@ -46,6 +46,8 @@ struct Options {
   double timeout_s = 120.0;
   /// Messages of at least this many bytes go by RMA-read rendezvous (when the provider has RMA).
   std::size_t eager_limit = 16384;
+  /// false: never use the rendezvous (every message eager), as on providers without RMA.
+  bool rendezvous = true;
 };
 
 /// Per-endpoint counters (FABCOLL_STATS).

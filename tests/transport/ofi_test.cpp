@@ -4,6 +4,8 @@
 // protocols, unexpected messages, zero bytes, rendezvous without staging, thousands of
 // outstanding transfers, truncation), then collectives end to end, for each provider that can
 // open here: sockets, tcp;ofi_rxm, shm.
+#include "transports/ofi/ofi.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,7 +25,6 @@
 #include "engine/communicator.hpp"
 #include "engine/datatype.hpp"
 #include "engine/progress.hpp"
-#include "transports/ofi/ofi.hpp"
 
 namespace fabcoll {
 namespace {
@@ -111,7 +112,8 @@ Transfer recv(RankCtx& c, int peer, std::uint64_t tag, void* buf, std::size_t n)
 bool wait_all(RankCtx& c, const std::vector<Transfer*>& ts, double seconds = kWaitSeconds) {
   const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
   for (;;) {
-    const bool done = std::all_of(ts.begin(), ts.end(), [](const Transfer* t) { return t->finished(); });
+    const bool done =
+        std::all_of(ts.begin(), ts.end(), [](const Transfer* t) { return t->finished(); });
     if (done) return true;
     if (Clock::now() > deadline) {
       std::string pending;
@@ -135,7 +137,8 @@ Errc error_of(const Transfer& t) {
 
 /// A byte pattern that names (source, sequence, offset).
 std::byte pattern(int src, std::size_t seq, std::size_t i) {
-  return static_cast<std::byte>((static_cast<std::size_t>(src) * 131 + seq * 31 + i * 7 + (i >> 8)) & 0xff);
+  return static_cast<std::byte>(
+      (static_cast<std::size_t>(src) * 131 + seq * 31 + i * 7 + (i >> 8)) & 0xff);
 }
 std::vector<std::byte> make_payload(int src, std::size_t seq, std::size_t n) {
   std::vector<std::byte> v(n);
@@ -520,7 +523,8 @@ void check_collectives(const ofi::Options& opts, int p) {
       for (int root = 0; root < p; ++root) {
         std::vector<std::int64_t> buf(count, -1);
         if (c.rank == root)
-          for (std::size_t i = 0; i < count; ++i) buf[i] = root * 1000003 + static_cast<std::int64_t>(i);
+          for (std::size_t i = 0; i < count; ++i)
+            buf[i] = root * 1000003 + static_cast<std::int64_t>(i);
         CollArgs b;
         b.coll = Collective::bcast;
         b.sendbuf = buf.data();

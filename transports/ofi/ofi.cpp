@@ -55,9 +55,9 @@ enum FinStatus : std::uint32_t { kFinOk = 0, kFinTruncated = 1, kFinFailed = 2 }
 enum class RtsMarker : std::uint8_t { cq_data, tag_bit };
 constexpr std::uint64_t kRtsData = 0x5254530000000001ull;  // "RTS" + version
 constexpr std::uint64_t kRtsBit = std::uint64_t{1} << 63;
-constexpr std::size_t kCtrlSlots = 64;                     // pre-posted FIN receive slots
+constexpr std::size_t kCtrlSlots = 64;  // pre-posted FIN receive slots
 constexpr std::size_t kCtrlSlotBytes = 64;
-constexpr std::size_t kReadsInFlight = 4;                  // per rendezvous receive
+constexpr std::size_t kReadsInFlight = 4;  // per rendezvous receive
 // Reads in chunks of at most 1 MiB: large single copies fall off L2 (DESIGN facts: CMA and
 // memcpy both lose half their speed beyond 1 MiB), and providers may cap RMA sizes.
 constexpr std::size_t kReadChunk = std::size_t{1} << 20;
@@ -343,9 +343,9 @@ void Endpoint::Impl::open() {
   if (!opts.provider.empty()) {
     info = find_info(opts.provider);
     if (!info) {
-      raise(Errc::transport, "ofi: provider '" + opts.provider +
-                                 "' is not available here; present: " +
-                                 join(available_providers()));
+      raise(Errc::transport,
+            "ofi: provider '" + opts.provider +
+                "' is not available here; present: " + join(available_providers()));
     }
   } else {
     for (const char* p : {"verbs;ofi_rxm", "psm2", "efa", "cxi", "tcp;ofi_rxm", "sockets"}) {
@@ -355,7 +355,8 @@ void Endpoint::Impl::open() {
     if (!info) {
       raise(Errc::transport,
             "ofi: none of verbs;ofi_rxm, psm2, efa, cxi, tcp;ofi_rxm, sockets can open an RDM "
-            "endpoint here; present: " + join(available_providers()));
+            "endpoint here; present: " +
+                join(available_providers()));
     }
   }
   provider = info->fabric_attr->prov_name;
@@ -430,7 +431,8 @@ void Endpoint::Impl::exchange_addresses() {
   if (rc != 0) raise_fi("fi_getname", rc);
   store.put("ofi/addr/" + std::to_string(rank), to_hex(name.data(), len));
   for (int r = 0; r < size; ++r) {
-    std::vector<std::byte> addr = from_hex(store.get("ofi/addr/" + std::to_string(r), opts.timeout_s));
+    std::vector<std::byte> addr =
+        from_hex(store.get("ofi/addr/" + std::to_string(r), opts.timeout_s));
     // Pad to the provider's address length: some providers read a fixed-size address.
     if (addr.size() < info->src_addrlen) addr.resize(info->src_addrlen);
     fi_addr_t fa = FI_ADDR_UNSPEC;
@@ -517,15 +519,16 @@ int Endpoint::Impl::try_tx(TxItem& item) {
   int rc = 0;
   switch (item.kind) {
     case TxKind::send:
-      rc = static_cast<int>(fi_tsend(ep, r->sbuf, r->size, r->desc, item.peer, r->tag, &r->main.fctx));
+      rc = static_cast<int>(
+          fi_tsend(ep, r->sbuf, r->size, r->desc, item.peer, r->tag, &r->main.fctx));
       if (rc == 0) r->phase = Phase::posted;
       break;
     case TxKind::rts:
       rc = marker == RtsMarker::tag_bit
                ? static_cast<int>(
                      fi_tinject(ep, &r->rts, sizeof(RtsHeader), item.peer, r->tag | kRtsBit))
-               : static_cast<int>(fi_tinjectdata(ep, &r->rts, sizeof(RtsHeader), kRtsData,
-                                                 item.peer, r->tag));
+               : static_cast<int>(
+                     fi_tinjectdata(ep, &r->rts, sizeof(RtsHeader), kRtsData, item.peer, r->tag));
       if (rc == 0) r->phase = Phase::wait_fin;
       break;
     case TxKind::fin:
@@ -538,9 +541,9 @@ int Endpoint::Impl::try_tx(TxItem& item) {
         std::size_t slot = 0;
         while (r->read_busy[slot]) ++slot;
         const std::size_t len = std::min(read_chunk, r->rts.size - r->read_next);
-        rc = static_cast<int>(fi_read(ep, r->rbuf + r->read_next, len, r->desc, item.peer,
-                                      r->rts.addr + r->read_next, r->rts.key,
-                                      &r->reads[slot].fctx));
+        rc =
+            static_cast<int>(fi_read(ep, r->rbuf + r->read_next, len, r->desc, item.peer,
+                                     r->rts.addr + r->read_next, r->rts.key, &r->reads[slot].fctx));
         if (rc != 0) break;
         r->read_busy[slot] = true;
         r->read_len[slot] = len;
@@ -550,7 +553,8 @@ int Endpoint::Impl::try_tx(TxItem& item) {
       if (is_busy(rc)) return -FI_EAGAIN;
       if (rc != 0) {
         r->read_failed = true;
-        r->fail_message = "ofi: fi_read from rank " + std::to_string(r->peer) + " failed: " + fi_text(rc);
+        r->fail_message =
+            "ofi: fi_read from rank " + std::to_string(r->peer) + " failed: " + fi_text(rc);
         if (r->reads_in_flight == 0) finish_read(r);
       }
       return 0;
@@ -586,8 +590,8 @@ int Endpoint::Impl::try_rx(Req* r) {
     desc[n++] = sink_desc;
   }
   if (n == 1) {
-    rc = static_cast<int>(fi_trecv(ep, iov[0].iov_base, iov[0].iov_len, desc[0], src, r->tag,
-                                   ignore, &r->main.fctx));
+    rc = static_cast<int>(
+        fi_trecv(ep, iov[0].iov_base, iov[0].iov_len, desc[0], src, r->tag, ignore, &r->main.fctx));
   } else {
     rc = static_cast<int>(
         fi_trecvv(ep, iov.data(), desc.data(), n, src, r->tag, ignore, &r->main.fctx));
@@ -603,16 +607,17 @@ int Endpoint::Impl::try_rx(Req* r) {
 }
 
 void Endpoint::Impl::post_ctrl(std::uint32_t slot) {
-  const int rc = static_cast<int>(fi_recv(ep, ctrl_buf.data() + slot * kCtrlSlotBytes,
-                                          kCtrlSlotBytes, ctrl_desc, FI_ADDR_UNSPEC,
-                                          &ctrl_ctx[slot].fctx));
+  const int rc =
+      static_cast<int>(fi_recv(ep, ctrl_buf.data() + slot * kCtrlSlotBytes, kCtrlSlotBytes,
+                               ctrl_desc, FI_ADDR_UNSPEC, &ctrl_ctx[slot].fctx));
   // Busy or failed: retried from progress() (a lost FIN slot only means fewer in flight;
   // FINs that find no slot wait in the provider as unexpected messages).
   if (rc != 0) ctrl_repost.push_back(slot);
 }
 
 void Endpoint::Impl::queue_fin(Req* r, std::uint32_t status) {
-  TxItem item{TxKind::fin, nullptr, static_cast<fi_addr_t>(r->peer), FinMsg{r->rts.cookie, status, 0}};
+  TxItem item{TxKind::fin, nullptr, static_cast<fi_addr_t>(r->peer),
+              FinMsg{r->rts.cookie, status, 0}};
   submit_tx(item);
 }
 
@@ -694,7 +699,8 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
     r->read_busy[ctx->index] = false;
     --r->reads_in_flight;
     if (r->read_next < r->rts.size && !r->read_failed) {
-      if (!r->tx_queued) submit_tx(TxItem{TxKind::read, r, static_cast<fi_addr_t>(r->peer), FinMsg{}});
+      if (!r->tx_queued)
+        submit_tx(TxItem{TxKind::read, r, static_cast<fi_addr_t>(r->peer), FinMsg{}});
     } else if (r->reads_in_flight == 0 && !r->tx_queued) {
       finish_read(r);
     }
@@ -708,21 +714,26 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
   const std::size_t got = e.len;
   const std::size_t cap = r->size;
   const bool is_rts = rma && (marker == RtsMarker::tag_bit
-                                 ? (e.tag & kRtsBit) != 0
-                                 : (e.flags & FI_REMOTE_CQ_DATA) != 0 && e.data == kRtsData);
+                                  ? (e.tag & kRtsBit) != 0
+                                  : (e.flags & FI_REMOTE_CQ_DATA) != 0 && e.data == kRtsData);
   if (is_rts) {
     RtsHeader h{};
     if (got != sizeof h) {
-      fail_req(r, Errc::transport, "ofi: malformed rendezvous header from rank " + std::to_string(r->peer));
+      fail_req(r, Errc::transport,
+               "ofi: malformed rendezvous header from rank " + std::to_string(r->peer));
       return;
     }
     switch (r->mode) {
-      case RecvMode::direct: std::memcpy(&h, r->rbuf, sizeof h); break;
+      case RecvMode::direct:
+        std::memcpy(&h, r->rbuf, sizeof h);
+        break;
       case RecvMode::split:
         std::memcpy(&h, r->rbuf, cap);
         std::memcpy(reinterpret_cast<std::byte*>(&h) + cap, r->tail.data(), sizeof h - cap);
         break;
-      case RecvMode::tail: std::memcpy(&h, r->tail.data(), sizeof h); break;
+      case RecvMode::tail:
+        std::memcpy(&h, r->tail.data(), sizeof h);
+        break;
     }
     if (h.size > cap) {
       r->rts = h;
@@ -873,7 +884,8 @@ void Endpoint::Impl::close_all() {
   fabric = nullptr;
 }
 
-// ---- the Transport interface ---------------------------------------------------------------------
+// ---- the Transport interface
+// ---------------------------------------------------------------------
 
 Endpoint::Endpoint(Store& store, const Options& options)
     : impl_(std::make_unique<Impl>(store, options)) {
@@ -914,13 +926,14 @@ void Endpoint::post_send(PostedOp* op) {
   r->rendezvous = m.rma && op->size >= m.eager_limit;
   if (!r->rendezvous && op->size > m.max_msg) {
     delete r;
-    op->fail(Errc::unsupported, "ofi: message of " + std::to_string(op->size) +
-                                    " bytes exceeds the provider's limit");
+    op->fail(Errc::unsupported,
+             "ofi: message of " + std::to_string(op->size) + " bytes exceeds the provider's limit");
     return;
   }
   m.all.insert(r);
   m.by_op.emplace(op, r);
-  const int rc = m.reg(r->sbuf, r->size, r->rendezvous ? FI_REMOTE_READ : FI_SEND, &r->mr, &r->desc);
+  const int rc =
+      m.reg(r->sbuf, r->size, r->rendezvous ? FI_REMOTE_READ : FI_SEND, &r->mr, &r->desc);
   if (rc != 0) {
     m.fail_req(r, Errc::transport, "ofi: fi_mr_reg of a send buffer failed: " + fi_text(rc));
     return;
@@ -928,8 +941,7 @@ void Endpoint::post_send(PostedOp* op) {
   const auto dst = static_cast<fi_addr_t>(op->peer);
   if (r->rendezvous) {
     r->cookie = m.next_cookie++;
-    r->rts = RtsHeader{r->cookie,
-                       m.mr_virt_addr ? reinterpret_cast<std::uint64_t>(r->sbuf) : 0,
+    r->rts = RtsHeader{r->cookie, m.mr_virt_addr ? reinterpret_cast<std::uint64_t>(r->sbuf) : 0,
                        fi_mr_key(r->mr), r->size};
     m.sends.emplace(r->cookie, r);
     ++m.stats.rendezvous_messages;
@@ -944,7 +956,8 @@ void Endpoint::post_send(PostedOp* op) {
 void Endpoint::post_recv(PostedOp* op) {
   Impl& m = *impl_;
   if (op->peer < 0 || op->peer >= m.size) {
-    op->fail(Errc::invalid_argument, "receive from rank " + std::to_string(op->peer) + " out of range");
+    op->fail(Errc::invalid_argument,
+             "receive from rank " + std::to_string(op->peer) + " out of range");
     return;
   }
   if (m.rma && m.marker == RtsMarker::tag_bit && (op->tag & kRtsBit) != 0) {
@@ -970,7 +983,8 @@ void Endpoint::post_recv(PostedOp* op) {
   // The user buffer is both a receive target and the local side of rendezvous reads. The tail
   // is registered separately (it is not in the user buffer).
   int rc = 0;
-  if (r->mode != Impl::RecvMode::tail) rc = m.reg(r->rbuf, r->size, FI_RECV | FI_READ, &r->mr, &r->desc);
+  if (r->mode != Impl::RecvMode::tail)
+    rc = m.reg(r->rbuf, r->size, FI_RECV | FI_READ, &r->mr, &r->desc);
   if (rc == 0 && r->mode != Impl::RecvMode::direct)
     rc = m.reg(r->tail.data(), r->tail.size(), FI_RECV, &r->tail_mr, &r->tail_desc);
   if (rc != 0) {

@@ -55,10 +55,10 @@ struct Stats {
   std::uint64_t eager_messages = 0;
   std::uint64_t eager_bytes_sent = 0;
   std::uint64_t rendezvous_messages = 0;
-  std::uint64_t rma_bytes_sent = 0;     // payload bytes peers read from our buffers
-  std::uint64_t rma_bytes_read = 0;     // payload bytes we read from peers' buffers
-  std::uint64_t staged_bytes = 0;       // payload bytes copied through an internal buffer
-  std::uint64_t eagain_retries = 0;     // posts that got -FI_EAGAIN and were queued
+  std::uint64_t rma_bytes_sent = 0;  // payload bytes peers read from our buffers
+  std::uint64_t rma_bytes_read = 0;  // payload bytes we read from peers' buffers
+  std::uint64_t staged_bytes = 0;    // payload bytes copied through an internal buffer
+  std::uint64_t eagain_retries = 0;  // posts that got -FI_EAGAIN and were queued
 };
 
 /// Providers that can open an RDM endpoint with tagged messages here (deduplicated, in

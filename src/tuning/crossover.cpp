@@ -1,0 +1,128 @@
+#include "tuning/crossover.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fabcoll::tuning {
+
+namespace {
+
+bool is_pow2(int p) { return p > 0 && (p & (p - 1)) == 0; }
+
+bool is_reduction(Collective c) {
+  return c == Collective::reduce || c == Collective::allreduce || c == Collective::scan ||
+         c == Collective::exscan || c == Collective::reduce_scatter_block;
+}
+
+CostQuery query(double n, int p, const CostModel& m) {
+  CostQuery q;
+  q.n = n;
+  q.p = p;
+  q.m = m;
+  return q;
+}
+
+}  // namespace
+
+double selector_k(const Algorithm& alg, double n, int p, const CostModel& m) {
+  if (alg.optimal_k == nullptr) return 1;
+  // Mirrors packet_count() in collectives.cpp: llround(optimal k), at least 1, at most the
+  // element count (n with one-byte elements).
+  const double k = alg.optimal_k(query(n, p, m));
+  if (!(k >= 1)) return 1;
+  const double max_k = std::max(1.0, std::floor(n));
+  return std::min(max_k, static_cast<double>(std::llround(k)));
+}
+
+double algorithm_cost(const Algorithm& alg, double n, int p, const CostModel& m) {
+  CostQuery q = query(n, p, m);
+  q.k = selector_k(alg, n, p, m);
+  return alg.cost(q);
+}
+
+bool eligible(const Algorithm& alg, int p, bool commutative) {
+  if (is_reduction(alg.coll) && alg.needs_commutative && !commutative) return false;
+  if (alg.needs_power_of_two && !is_pow2(p)) return false;
+  return true;
+}
+
+const Algorithm* fastest(Collective c, double n, int p, const CostModel& m, bool commutative) {
+  const Algorithm* best = nullptr;
+  double best_cost = 0;
+  for (const Algorithm* a : all_algorithms()) {
+    if (a->coll != c || !eligible(*a, p, commutative)) continue;
+    const double cost = algorithm_cost(*a, n, p, m);
+    if (best == nullptr || cost < best_cost) {
+      best = a;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+std::vector<CrossoverSegment> crossover_table(Collective c, int p, const CostModel& m,
+                                              const CrossoverOptions& opts) {
+  std::vector<CrossoverSegment> out;
+  const auto win = [&](double n) { return fastest(c, n, p, m, opts.commutative); };
+  const double n_min = std::max(1.0, std::floor(opts.n_min));
+  const double n_max = std::max(n_min + 1, std::floor(opts.n_max));
+  const auto open = [&](const Algorithm* a, double n) {
+    if (!out.empty() && out.back().algorithm == a) return;
+    if (!out.empty()) out.back().hi = n;
+    out.push_back({a, n, n_max});
+  };
+  // Scan points: every integer below exhaustive_below, then per_octave steps (integers).
+  std::vector<double> scan;
+  for (double n = n_min; n < std::min(n_max, opts.exhaustive_below); n += 1) scan.push_back(n);
+  const double step = std::exp2(1.0 / std::max(1, opts.per_octave));
+  for (double x = std::max(n_min, opts.exhaustive_below); x < n_max; x *= step) {
+    const double n = std::floor(x);
+    if (scan.empty() || n > scan.back()) scan.push_back(n);
+  }
+  const Algorithm* prev = nullptr;
+  double prev_n = 0;
+  for (double n : scan) {
+    const Algorithm* a = win(n);
+    if (prev == nullptr) {
+      open(a, n);
+    } else if (a != prev) {
+      // Walk from prev_n towards n: bisect for the first size whose winner differs from the
+      // current one, open a segment there, repeat until the winner at n is reached.
+      double lo = prev_n;  // win(lo) == cur
+      const Algorithm* cur = prev;
+      while (cur != a) {
+        double l = lo, h = n;  // win(l) == cur, win(h) != cur
+        while (h - l > 1) {
+          const double mid = std::floor((l + h) / 2);
+          if (win(mid) == cur) l = mid; else h = mid;
+        }
+        cur = win(h);
+        open(cur, h);
+        lo = h;
+      }
+    }
+    prev = a;
+    prev_n = n;
+  }
+  if (!out.empty()) out.back().hi = n_max;
+  return out;
+}
+
+const Algorithm* table_lookup(const std::vector<CrossoverSegment>& table, double n) {
+  for (const CrossoverSegment& s : table)
+    if (n >= s.lo && n < s.hi) return s.algorithm;
+  return nullptr;
+}
+
+std::string format_table(const std::vector<CrossoverSegment>& table) {
+  std::string s;
+  for (const CrossoverSegment& seg : table) {
+    if (!s.empty()) s += ' ';
+    s += std::string(seg.algorithm != nullptr ? seg.algorithm->name : "none") + " [" +
+         std::to_string(static_cast<long long>(seg.lo)) + ", " +
+         std::to_string(static_cast<long long>(seg.hi)) + ")";
+  }
+  return s;
+}
+
+}  // namespace fabcoll::tuning

@@ -1,0 +1,57 @@
+// The crossover table: for one collective, p ranks and a cost model, the message-size ranges
+// in which each algorithm is predicted fastest. Every pipelined algorithm is costed at the
+// packet count the selector would use (its optimal k, rounded, at least 1 and at most n), and
+// ties go to the algorithm registered first, exactly as select_algorithm breaks them, so that
+// the table and the run-time choice agree byte for byte.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "algorithms/registry.hpp"
+#include "tuning/cost_model.hpp"
+
+namespace fabcoll::tuning {
+
+/// Which algorithms may compete (the selector's exclusions).
+struct CrossoverOptions {
+  bool commutative = true;  // false: leave out algorithms that need a commutative operator
+  double n_min = 1;         // bytes, first size of the table (integer sizes)
+  double n_max = double(1u << 30);
+  int per_octave = 64;      // scan resolution above the exhaustive range
+  double exhaustive_below = 4096;  // every integer size below this is evaluated
+};
+
+/// [lo, hi) bytes in which `algorithm` is predicted fastest.
+struct CrossoverSegment {
+  const Algorithm* algorithm = nullptr;
+  double lo = 0;
+  double hi = 0;
+};
+
+/// The packet count the selector uses for alg at n bytes (elements of one byte); 1 when not
+/// pipelined.
+double selector_k(const Algorithm& alg, double n, int p, const CostModel& m);
+/// Predicted seconds of alg at n bytes on p ranks with the selector's k.
+double algorithm_cost(const Algorithm& alg, double n, int p, const CostModel& m);
+/// True when alg may serve (coll, p, commutative) (the selector's exclusions).
+bool eligible(const Algorithm& alg, int p, bool commutative);
+/// The eligible algorithm of least predicted cost at n bytes (first registered on ties), or
+/// nullptr if none is eligible.
+const Algorithm* fastest(Collective c, double n, int p, const CostModel& m, bool commutative);
+
+/// The table, segments in increasing size, adjacent segments with different algorithms. Exact
+/// for every integer size below opts.exhaustive_below; above, changes of the winner are located
+/// to the byte by bisection between scan points, so a winner that holds for less than 1/64 of
+/// an octave between two scan points that agree could be missed (tests check a finer grid).
+std::vector<CrossoverSegment> crossover_table(Collective c, int p, const CostModel& m,
+                                              const CrossoverOptions& opts = {});
+
+/// The winner the table gives for n bytes (nullptr outside the table).
+const Algorithm* table_lookup(const std::vector<CrossoverSegment>& table, double n);
+
+/// "binomial [1, 2048) scatter_allgather [2048, 1073741824)" for messages and reports.
+std::string format_table(const std::vector<CrossoverSegment>& table);
+
+}  // namespace fabcoll::tuning

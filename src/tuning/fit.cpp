@@ -1,0 +1,104 @@
+#include "tuning/fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace fabcoll::tuning {
+
+namespace {
+
+double weight(const Point& p, Weighting w) {
+  if (w == Weighting::uniform) return 1.0;
+  return p.t > 0 ? 1.0 / (p.t * p.t) : 0.0;
+}
+
+}  // namespace
+
+LinearFit fit_linear(std::span<const Point> pts, Weighting w) {
+  LinearFit f;
+  f.points = pts.size();
+  // Weighted normal equations: centre on the weighted means so that the 2x2 system is well
+  // conditioned even when n spans 1 B … 1 GB.
+  double sw = 0, sn = 0, st = 0;
+  for (const Point& p : pts) {
+    const double wi = weight(p, w);
+    sw += wi;
+    sn += wi * p.n;
+    st += wi * p.t;
+  }
+  if (sw <= 0) return f;
+  const double mn = sn / sw, mt = st / sw;
+  double snn = 0, snt = 0, stt = 0;
+  for (const Point& p : pts) {
+    const double wi = weight(p, w);
+    snn += wi * (p.n - mn) * (p.n - mn);
+    snt += wi * (p.n - mn) * (p.t - mt);
+    stt += wi * (p.t - mt) * (p.t - mt);
+  }
+  f.beta = snn > 0 ? snt / snn : 0.0;
+  f.alpha = mt - f.beta * mn;
+  f.residuals.reserve(pts.size());
+  f.rel_residuals.reserve(pts.size());
+  for (const Point& p : pts) {
+    const double r = p.t - f.predict(p.n);
+    f.residuals.push_back(r);
+    f.rel_residuals.push_back(p.t != 0 ? r / p.t : 0.0);
+    f.sse += weight(p, w) * r * r;
+  }
+  f.r2 = stt > 0 ? 1.0 - f.sse / stt : (f.sse == 0 ? 1.0 : 0.0);
+  return f;
+}
+
+PiecewiseFit fit_piecewise(std::span<const Point> pts, Weighting w, std::size_t min_points,
+                           double gain) {
+  PiecewiseFit out;
+  std::vector<Point> sorted(pts.begin(), pts.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Point& a, const Point& b) { return a.n < b.n; });
+  out.single = fit_linear(sorted, w);
+  out.below = out.above = out.single;
+  out.sse = out.single.sse;
+  // Candidate splits sit between two distinct sizes (repeats of one size stay together).
+  std::vector<std::size_t> starts;  // index of the first point of each distinct size
+  for (std::size_t i = 0; i < sorted.size(); ++i)
+    if (i == 0 || sorted[i].n != sorted[i - 1].n) starts.push_back(i);
+  if (min_points < 2) min_points = 2;
+  double best = out.single.sse;
+  std::size_t best_split = 0;
+  for (std::size_t s = min_points; s + min_points <= starts.size(); ++s) {
+    const std::size_t i = starts[s];
+    const std::span<const Point> lo(sorted.data(), i), hi(sorted.data() + i, sorted.size() - i);
+    const double sse = fit_linear(lo, w).sse + fit_linear(hi, w).sse;
+    if (sse < best) {
+      best = sse;
+      best_split = i;
+    }
+  }
+  if (best_split == 0 || !(best < gain * out.single.sse)) return out;
+  const std::span<const Point> lo(sorted.data(), best_split);
+  const std::span<const Point> hi(sorted.data() + best_split, sorted.size() - best_split);
+  out.has_break = true;
+  out.break_n = sorted[best_split].n;
+  out.below = fit_linear(lo, w);
+  out.above = fit_linear(hi, w);
+  out.sse = best;
+  return out;
+}
+
+double median_abs(std::span<const double> xs) {
+  if (xs.empty()) return 0;
+  std::vector<double> a;
+  a.reserve(xs.size());
+  for (double x : xs) a.push_back(std::fabs(x));
+  const std::size_t mid = a.size() / 2;
+  std::nth_element(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(mid), a.end());
+  double m = a[mid];
+  if (a.size() % 2 == 0) {
+    const double lo = *std::max_element(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(mid));
+    m = (m + lo) / 2;
+  }
+  return m;
+}
+
+}  // namespace fabcoll::tuning

@@ -1,0 +1,76 @@
+// Fitting the α-β model (LAWN 29 §2: a message of n bytes costs α + βn) to measured
+// (size, time) points. Pure functions, no I/O: fabcoll-calibrate feeds them ping-pong times,
+// the unit tests feed them synthetic points with known α, β and noise.
+//
+// Why weighted: measured times span several decades (a few µs at 8 B, milliseconds at
+// megabytes). Ordinary least squares would let the large sizes decide α as well, so that the
+// start-up term ends up wherever the rounding of the big points puts it (often negative).
+// Weighting each point by 1/t² minimises the *relative* residuals instead, which is what the
+// selector cares about (the ratio of two algorithms' times). Both weightings are offered.
+//
+// Why piecewise: real transports switch protocol with the message size (eager copy below a
+// limit, rendezvous above; LAWN 29 §6 reports the same drop on the Touchstone Delta), so one
+// line through all points fits neither side. fit_piecewise finds the split that minimises the
+// weighted squared error of two independent lines and keeps it only when it is clearly better.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace fabcoll::tuning {
+
+/// One measurement: n bytes took t seconds.
+struct Point {
+  double n = 0;
+  double t = 0;
+};
+
+enum class Weighting {
+  uniform,   // minimise Σ (t - α - βn)²
+  relative,  // minimise Σ ((t - α - βn) / t)²
+};
+
+/// t ≈ alpha + beta n over the points it was fitted on.
+struct LinearFit {
+  double alpha = 0;
+  double beta = 0;
+  double r2 = 0;                   // weighted coefficient of determination (1 = perfect)
+  double sse = 0;                  // weighted sum of squared residuals
+  std::vector<double> residuals;   // t - (α + βn) per point, in input order (seconds)
+  std::vector<double> rel_residuals;  // residual / t per point
+  std::size_t points = 0;
+
+  [[nodiscard]] double predict(double n) const { return alpha + beta * n; }
+};
+
+/// Weighted least squares for α, β. Needs at least 2 points with distinct n (otherwise β = 0
+/// and α is the weighted mean of t). Points with t <= 0 are ignored under relative weighting.
+LinearFit fit_linear(std::span<const Point> pts, Weighting w = Weighting::relative);
+
+/// Two lines: `below` for n < break_n, `above` for n >= break_n.
+struct PiecewiseFit {
+  bool has_break = false;  // false: `below` = `above` = the single line through all points
+  double break_n = 0;      // first size of the upper segment
+  LinearFit below;
+  LinearFit above;
+  LinearFit single;        // the one-line fit, for comparison
+  double sse = 0;          // weighted SSE of the chosen model
+
+  [[nodiscard]] const LinearFit& segment(double n) const {
+    return (has_break && n >= break_n) ? above : below;
+  }
+  [[nodiscard]] double predict(double n) const { return segment(n).predict(n); }
+};
+
+/// Tries every split of the points sorted by n that leaves at least min_points distinct sizes
+/// on each side, fits each side separately, and keeps the split with the least total weighted
+/// SSE if that is below `gain` times the single line's SSE (default: a 4x better fit);
+/// otherwise reports no break. break_n is the smallest n of the upper side.
+PiecewiseFit fit_piecewise(std::span<const Point> pts, Weighting w = Weighting::relative,
+                           std::size_t min_points = 3, double gain = 0.25);
+
+/// Median of |x| over xs (0 for none).
+double median_abs(std::span<const double> xs);
+
+}  // namespace fabcoll::tuning

@@ -1,0 +1,260 @@
+#include "tuning/tuning_file.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "fabcoll/fabcoll.h"
+
+namespace fabcoll::tuning {
+
+using nlohmann::json;
+
+std::string fabcoll_version() {
+  return std::to_string(FABCOLL_VERSION_MAJOR) + "." + std::to_string(FABCOLL_VERSION_MINOR) +
+         "." + std::to_string(FABCOLL_VERSION_PATCH);
+}
+
+Fingerprint this_machine(std::string provider) {
+  Fingerprint fp;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) fp.hostname = host;
+  fp.cores = static_cast<int>(std::thread::hardware_concurrency());
+  fp.provider = std::move(provider);
+  fp.fabcoll_version = fabcoll_version();
+  return fp;
+}
+
+std::string to_json_text(const TuningFile& f) {
+  json j;
+  j["format"] = kFormat;
+  j["schema_version"] = f.schema_version;
+  j["created"] = f.created;
+  j["machine"] = {{"hostname", f.machine.hostname},
+                  {"cores", f.machine.cores},
+                  {"provider", f.machine.provider},
+                  {"fabcoll_version", f.machine.fabcoll_version}};
+  j["links"] = json::array();
+  for (const LinkParams& l : f.links) {
+    j["links"].push_back({{"class", l.link_class},
+                          {"alpha", l.model.alpha},
+                          {"beta", l.model.beta},
+                          {"gamma", l.model.gamma},
+                          {"r2", l.r2},
+                          {"points", l.points},
+                          {"break_bytes", l.break_bytes},
+                          {"alpha_above", l.alpha_above},
+                          {"beta_above", l.beta_above}});
+  }
+  j["gamma"] = json::array();
+  for (const GammaEntry& g : f.gammas)
+    j["gamma"].push_back({{"op", g.op}, {"datatype", g.datatype}, {"gamma", g.gamma}});
+  j["k_rules"] = json::array();
+  for (const KRule& k : f.k_rules) {
+    json sizes = json::array();
+    for (const auto& [n, kk] : k.sizes) sizes.push_back({n, kk});
+    j["k_rules"].push_back({{"collective", k.collective},
+                            {"algorithm", k.algorithm},
+                            {"p", k.p},
+                            {"link", k.link},
+                            {"sizes", sizes}});
+  }
+  j["crossovers"] = json::array();
+  for (const CrossoverEntry& c : f.crossovers) {
+    json segs = json::array();
+    for (const auto& s : c.segments)
+      segs.push_back({{"algorithm", s.algorithm}, {"lo", s.lo}, {"hi", s.hi}});
+    j["crossovers"].push_back(
+        {{"collective", c.collective}, {"p", c.p}, {"link", c.link}, {"segments", segs}});
+  }
+  json v = json::parse(f.validation_json, nullptr, false);
+  j["validation"] = v.is_discarded() ? json::object() : v;
+  return j.dump(2) + "\n";
+}
+
+std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error) {
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    error = "not valid JSON";
+    return std::nullopt;
+  }
+  if (!j.is_object() || j.value("format", std::string()) != kFormat) {
+    error = "not a fabcoll tuning file (\"format\" is not \"fabcoll-tuning\")";
+    return std::nullopt;
+  }
+  if (!j.contains("schema_version") || !j["schema_version"].is_number_integer() ||
+      j["schema_version"].get<int>() != kSchemaVersion) {
+    error = "schema_version " + (j.contains("schema_version") ? j["schema_version"].dump()
+                                                              : std::string("missing")) +
+            ", this build reads " + std::to_string(kSchemaVersion);
+    return std::nullopt;
+  }
+  // Field access below can throw on wrong types (json::type_error); report it as one line.
+  try {
+    TuningFile f;
+    f.schema_version = kSchemaVersion;
+    f.created = j.value("created", std::string());
+    const json& m = j.at("machine");
+    f.machine.hostname = m.at("hostname").get<std::string>();
+    f.machine.cores = m.at("cores").get<int>();
+    f.machine.provider = m.value("provider", std::string());
+    f.machine.fabcoll_version = m.value("fabcoll_version", std::string());
+    for (const json& l : j.value("links", json::array())) {
+      LinkParams p;
+      p.link_class = l.at("class").get<std::string>();
+      p.model.alpha = l.at("alpha").get<double>();
+      p.model.beta = l.at("beta").get<double>();
+      p.model.gamma = l.value("gamma", CostModel{}.gamma);
+      p.r2 = l.value("r2", 0.0);
+      p.points = l.value("points", 0);
+      p.break_bytes = l.value("break_bytes", 0.0);
+      p.alpha_above = l.value("alpha_above", p.model.alpha);
+      p.beta_above = l.value("beta_above", p.model.beta);
+      if (!(p.model.alpha >= 0) || !(p.model.beta >= 0) || !(p.model.gamma >= 0)) {
+        error = "link " + p.link_class + ": negative or NaN alpha/beta/gamma";
+        return std::nullopt;
+      }
+      f.links.push_back(std::move(p));
+    }
+    for (const json& g : j.value("gamma", json::array()))
+      f.gammas.push_back({g.at("op").get<std::string>(), g.at("datatype").get<std::string>(),
+                          g.at("gamma").get<double>()});
+    for (const json& k : j.value("k_rules", json::array())) {
+      KRule r;
+      r.collective = k.at("collective").get<std::string>();
+      r.algorithm = k.at("algorithm").get<std::string>();
+      r.p = k.at("p").get<int>();
+      r.link = k.value("link", std::string());
+      for (const json& s : k.at("sizes")) r.sizes.emplace_back(s.at(0).get<double>(), s.at(1).get<double>());
+      f.k_rules.push_back(std::move(r));
+    }
+    for (const json& c : j.value("crossovers", json::array())) {
+      CrossoverEntry e;
+      e.collective = c.at("collective").get<std::string>();
+      e.p = c.at("p").get<int>();
+      e.link = c.value("link", std::string());
+      for (const json& s : c.at("segments"))
+        e.segments.push_back({s.at("algorithm").get<std::string>(), s.at("lo").get<double>(),
+                              s.at("hi").get<double>()});
+      f.crossovers.push_back(std::move(e));
+    }
+    if (j.contains("validation")) f.validation_json = j["validation"].dump();
+    return f;
+  } catch (const json::exception& e) {
+    error = std::string("malformed: ") + e.what();
+    return std::nullopt;
+  }
+}
+
+bool same_machine(const TuningFile& f, const Fingerprint& here, std::string& why) {
+  if (f.machine.hostname != here.hostname) {
+    why = "made on host '" + f.machine.hostname + "', this is '" + here.hostname + "'";
+    return false;
+  }
+  if (f.machine.cores != here.cores) {
+    why = "made for " + std::to_string(f.machine.cores) + " cores, this machine has " +
+          std::to_string(here.cores);
+    return false;
+  }
+  why.clear();
+  return true;
+}
+
+bool save_tuning(const TuningFile& f, const std::string& path, std::string& error) {
+  std::error_code ec;
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) {
+    error = "cannot write " + path;
+    return false;
+  }
+  out << to_json_text(f);
+  out.close();
+  if (!out) {
+    error = "write to " + path + " failed";
+    return false;
+  }
+  return true;
+}
+
+std::string tuning_path() {
+  if (const char* e = std::getenv("FABCOLL_TUNING"); e != nullptr && *e != '\0') return e;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x != nullptr && *x != '\0')
+    return std::string(x) + "/fabcoll/tuning.json";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0')
+    return std::string(h) + "/.config/fabcoll/tuning.json";
+  return {};
+}
+
+std::optional<TuningFile> load_tuning_from(const std::string& path, std::string& notice) {
+  notice.clear();
+  const auto reject = [&](const std::string& why) {
+    notice = "fabcoll: ignoring tuning file " + path + ": " + why + "; using built-in defaults";
+    return std::nullopt;
+  };
+  std::ifstream in(path);
+  if (!in) return reject("cannot be read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string error;
+  std::optional<TuningFile> f = parse_tuning(ss.str(), error);
+  if (!f) return reject(error);
+  if (!same_machine(*f, this_machine(), error)) return reject(error + " (rerun fabcoll-calibrate)");
+  if (f->machine.fabcoll_version != fabcoll_version()) {
+    notice = "fabcoll: tuning file " + path + " was made by fabcoll " +
+             f->machine.fabcoll_version + ", this is " + fabcoll_version() +
+             "; using it (rerun fabcoll-calibrate to refresh)";
+  }
+  return f;
+}
+
+std::optional<TuningFile> load_tuning(std::string& notice) {
+  notice.clear();
+  const std::string path = tuning_path();
+  if (path.empty()) return std::nullopt;
+  const char* env = std::getenv("FABCOLL_TUNING");
+  const bool explicit_path = env != nullptr && *env != '\0';
+  std::error_code ec;
+  if (!explicit_path && !std::filesystem::exists(path, ec)) return std::nullopt;
+  return load_tuning_from(path, notice);
+}
+
+std::optional<double> gamma_for(const TuningFile& f, std::string_view op,
+                                std::string_view datatype) {
+  for (const GammaEntry& g : f.gammas)
+    if (g.op == op && g.datatype == datatype) return g.gamma;
+  return std::nullopt;
+}
+
+CostModel model_for(const TuningFile& f, std::string_view link_class, double typical_bytes) {
+  const LinkParams* hit = nullptr;
+  for (const LinkParams& l : f.links)
+    if (l.link_class == link_class) hit = &l;
+  if (hit == nullptr) {
+    const std::string_view prefix = link_class.substr(0, link_class.find('/'));
+    for (const LinkParams& l : f.links) {
+      if (std::string_view(l.link_class).substr(0, l.link_class.find('/')) == prefix) {
+        hit = &l;
+        break;
+      }
+    }
+  }
+  if (hit == nullptr) return CostModel{};
+  CostModel m = hit->model;
+  if (hit->break_bytes > 0 && typical_bytes >= hit->break_bytes) {
+    m.alpha = hit->alpha_above;
+    m.beta = hit->beta_above;
+  }
+  if (const auto g = gamma_for(f, "sum", "float64")) m.gamma = *g;
+  return m;
+}
+
+}  // namespace fabcoll::tuning

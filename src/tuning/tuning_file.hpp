@@ -1,0 +1,133 @@
+// The tuning file: what fabcoll-calibrate measured on one machine, as versioned JSON, and the
+// run-time side that loads it and hands the engine a CostModel per link class.
+//
+// Schema (schema_version 1; "fabcoll-tuning" in "format"):
+//   { "format": "fabcoll-tuning", "schema_version": 1, "created": "<UTC ISO 8601>",
+//     "machine": { "hostname", "cores", "provider", "fabcoll_version" },
+//     "links": [ { "class": "shm" | "ofi/<provider>", "alpha", "beta", "gamma", "r2",
+//                  "points", "break_bytes" (0: none), "alpha_above", "beta_above" } ],
+//     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ],
+//     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],
+//     "crossovers": [ { "collective", "p", "link",
+//                       "segments": [ { "algorithm", "lo", "hi" } ] } ],
+//     "validation": { … free-form summary written by fabcoll-calibrate … } }
+// Times in seconds, β and γ per byte, sizes in bytes.
+//
+// Loading never throws and never aborts a job: a missing, unreadable, malformed or foreign file
+// (other schema, other host, other core count) is rejected with a one-line notice and the
+// built-in defaults stay in force.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tuning/cost_model.hpp"
+
+namespace fabcoll::tuning {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr std::string_view kFormat = "fabcoll-tuning";
+
+struct Fingerprint {
+  std::string hostname;
+  int cores = 0;
+  std::string provider;  // libfabric provider used for the ofi class ("" if none)
+  std::string fabcoll_version;
+};
+
+/// The fingerprint of the machine this process runs on (provider as given).
+Fingerprint this_machine(std::string provider = {});
+/// "major.minor.patch" of this build.
+std::string fabcoll_version();
+
+/// Fitted α, β (and γ) of one link class.
+struct LinkParams {
+  std::string link_class;  // "shm", "ofi/sockets", "ofi/tcp;ofi_rxm", "inproc", …
+  CostModel model;         // below the break (or everywhere when break_bytes == 0)
+  double r2 = 0;
+  int points = 0;
+  double break_bytes = 0;  // protocol break: sizes >= break_bytes use alpha_above/beta_above
+  double alpha_above = 0;
+  double beta_above = 0;
+};
+
+struct GammaEntry {
+  std::string op;        // "sum", "max", …
+  std::string datatype;  // "float64", "int32", …
+  double gamma = 0;      // s/B
+};
+
+/// Packet counts of one pipelined algorithm: sizes[i] = {n bytes, k}.
+struct KRule {
+  std::string collective;
+  std::string algorithm;
+  int p = 0;
+  std::string link;
+  std::vector<std::pair<double, double>> sizes;
+};
+
+struct CrossoverEntry {
+  std::string collective;
+  int p = 0;
+  std::string link;
+  struct Segment {
+    std::string algorithm;
+    double lo = 0;
+    double hi = 0;
+  };
+  std::vector<Segment> segments;
+};
+
+struct TuningFile {
+  int schema_version = kSchemaVersion;
+  std::string created;
+  Fingerprint machine;
+  std::vector<LinkParams> links;
+  std::vector<GammaEntry> gammas;
+  std::vector<KRule> k_rules;
+  std::vector<CrossoverEntry> crossovers;
+  std::string validation_json = "{}";  // kept verbatim (a JSON object)
+};
+
+/// JSON text of f (pretty-printed).
+std::string to_json_text(const TuningFile& f);
+
+/// Parses text. On failure returns nullopt and sets error to one line saying why (bad JSON,
+/// wrong format, schema_version other than kSchemaVersion, missing fields).
+std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error);
+
+/// Whether f was made on `here`: same hostname and core count. Version or provider
+/// differences are accepted (the notice mentions a version difference).
+bool same_machine(const TuningFile& f, const Fingerprint& here, std::string& why);
+
+/// Writes f to path (creating parent directories). False and error set on failure.
+bool save_tuning(const TuningFile& f, const std::string& path, std::string& error);
+
+/// The path load_tuning reads: $FABCOLL_TUNING if set and non-empty, else
+/// $XDG_CONFIG_HOME/fabcoll/tuning.json, else $HOME/.config/fabcoll/tuning.json ("" if none).
+std::string tuning_path();
+
+/// Reads and checks the file at path against this machine. notice: one line for the user
+/// when the file is rejected ("fabcoll: ignoring tuning file …; using built-in defaults") or
+/// accepted with a remark; empty otherwise.
+std::optional<TuningFile> load_tuning_from(const std::string& path, std::string& notice);
+
+/// load_tuning_from(tuning_path()). A default path that does not exist is silent (empty
+/// notice); a FABCOLL_TUNING that names a missing file is a notice.
+std::optional<TuningFile> load_tuning(std::string& notice);
+
+/// The cost model for a link class: an exact class match, else the first class with the same
+/// prefix before '/' ("ofi" matches "ofi/sockets"), else CostModel{} (built-in defaults).
+/// gamma is the file's measured γ for (sum, float64) when present, else the link's own γ.
+/// A protocol break is not representable in one CostModel: α and β come from the segment
+/// that holds `typical_bytes` (default: below the break).
+CostModel model_for(const TuningFile& f, std::string_view link_class, double typical_bytes = 0);
+
+/// The γ measured for (op, datatype), if any.
+std::optional<double> gamma_for(const TuningFile& f, std::string_view op,
+                                std::string_view datatype);
+
+}  // namespace fabcoll::tuning

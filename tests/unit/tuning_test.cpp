@@ -1,0 +1,362 @@
+// Calibration library (src/tuning): α-β fits on synthetic data with known parameters and
+// noise, protocol-break recovery, crossover tables against brute force and against the
+// run-time selector, and the tuning file's round trip and rejections.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "collectives/collectives.hpp"
+#include "transports/sim/sim.hpp"
+#include "tuning/crossover.hpp"
+#include "tuning/fit.hpp"
+#include "tuning/tuning_file.hpp"
+
+namespace fabcoll::tuning {
+namespace {
+
+std::vector<double> log_sizes(double lo, double hi, int per_octave) {
+  std::vector<double> out;
+  for (double x = lo; x <= hi; x *= std::exp2(1.0 / per_octave)) out.push_back(std::floor(x));
+  return out;
+}
+
+/// t = α + βn with multiplicative noise (1 + ε), ε ~ N(0, sigma): timing noise is relative.
+std::vector<Point> synthetic(double alpha, double beta, double sigma, unsigned seed,
+                             double lo = 8, double hi = 1 << 22, double brk = 0,
+                             double alpha2 = 0, double beta2 = 0) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> eps(0, sigma);
+  std::vector<Point> pts;
+  for (double n : log_sizes(lo, hi, 4)) {
+    for (int rep = 0; rep < 3; ++rep) {
+      const double t = (brk > 0 && n >= brk) ? alpha2 + beta2 * n : alpha + beta * n;
+      pts.push_back({n, t * (1 + eps(gen))});
+    }
+  }
+  return pts;
+}
+
+TEST(Fit, ExactLineIsRecovered) {
+  const auto pts = synthetic(3e-6, 1e-10, 0, 1);
+  for (Weighting w : {Weighting::uniform, Weighting::relative}) {
+    const LinearFit f = fit_linear(pts, w);
+    EXPECT_NEAR(f.alpha, 3e-6, 1e-12);
+    EXPECT_NEAR(f.beta, 1e-10, 1e-16);
+    EXPECT_NEAR(f.r2, 1.0, 1e-9);
+    ASSERT_EQ(f.residuals.size(), pts.size());
+    for (double r : f.residuals) EXPECT_NEAR(r, 0, 1e-12);
+  }
+}
+
+TEST(Fit, NoisyLineWithinTolerance) {
+  // 2% relative noise, many seeds: the relative-weighted fit gets α and β within 5%.
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const auto pts = synthetic(5e-6, 2.5e-10, 0.02, seed);
+    const LinearFit f = fit_linear(pts, Weighting::relative);
+    EXPECT_NEAR(f.alpha / 5e-6, 1.0, 0.05) << "seed " << seed;
+    EXPECT_NEAR(f.beta / 2.5e-10, 1.0, 0.05) << "seed " << seed;
+    EXPECT_GT(f.r2, 0.9);
+    EXPECT_LT(median_abs(f.rel_residuals), 0.03);
+  }
+}
+
+TEST(Fit, RelativeWeightingKeepsAlphaWhereUniformLosesIt) {
+  // With noise on the large sizes, uniform least squares puts α far off (its error at 1 MiB
+  // dwarfs α); relative weighting does not.
+  const auto pts = synthetic(2e-6, 1e-9, 0.02, 7);
+  const LinearFit rel = fit_linear(pts, Weighting::relative);
+  const LinearFit uni = fit_linear(pts, Weighting::uniform);
+  EXPECT_NEAR(rel.alpha / 2e-6, 1.0, 0.05);
+  EXPECT_GT(std::fabs(uni.alpha / 2e-6 - 1.0), std::fabs(rel.alpha / 2e-6 - 1.0));
+}
+
+TEST(Fit, DegenerateInputs) {
+  EXPECT_EQ(fit_linear(std::vector<Point>{}).points, 0u);
+  const std::vector<Point> one_size = {{64, 1e-6}, {64, 3e-6}};
+  const LinearFit f = fit_linear(one_size, Weighting::uniform);
+  EXPECT_EQ(f.beta, 0);
+  EXPECT_NEAR(f.alpha, 2e-6, 1e-15);
+  EXPECT_FALSE(fit_piecewise(one_size).has_break);
+}
+
+TEST(Fit, PiecewiseRecoversProtocolBreak) {
+  // Eager below 64 KiB (small α, large β: a copy), rendezvous above (a handshake: larger α,
+  // smaller β). The break must be found within one sampling step (a quarter octave).
+  for (double brk : {4096.0, 65536.0, 262144.0}) {
+    for (unsigned seed = 1; seed <= 5; ++seed) {
+      const auto pts = synthetic(1e-6, 4e-10, 0.01, seed, 8, 1 << 24, brk, 2e-5, 1e-10);
+      const PiecewiseFit f = fit_piecewise(pts);
+      ASSERT_TRUE(f.has_break) << brk;
+      EXPECT_GE(f.break_n, brk / std::exp2(0.25) - 1) << brk;
+      EXPECT_LE(f.break_n, brk * std::exp2(0.25) + 1) << brk;
+      EXPECT_NEAR(f.below.beta / 4e-10, 1.0, 0.1);
+      EXPECT_NEAR(f.above.beta / 1e-10, 1.0, 0.1);
+      EXPECT_NEAR(f.above.alpha / 2e-5, 1.0, 0.2);
+      EXPECT_LT(f.sse, f.single.sse);
+      EXPECT_DOUBLE_EQ(f.predict(brk * 2), f.above.predict(brk * 2));
+    }
+  }
+}
+
+TEST(Fit, PiecewiseKeepsOneLineWithoutBreak) {
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    const auto pts = synthetic(5e-6, 2.5e-10, 0.02, seed);
+    EXPECT_FALSE(fit_piecewise(pts).has_break) << seed;
+  }
+}
+
+TEST(Fit, MedianAbs) {
+  EXPECT_EQ(median_abs(std::vector<double>{}), 0);
+  EXPECT_EQ(median_abs(std::vector<double>{-3, 1, 2}), 2);
+  EXPECT_EQ(median_abs(std::vector<double>{-4, 1, 2, 3}), 2.5);
+}
+
+// ---- crossovers ---------------------------------------------------------------------------
+
+const std::vector<Collective> kColls = {Collective::bcast,     Collective::reduce,
+                                        Collective::allreduce, Collective::allgather,
+                                        Collective::alltoall,  Collective::reduce_scatter_block,
+                                        Collective::scan,      Collective::gather};
+
+const std::vector<CostModel> kModels = {
+    CostModel{},                          // built-in defaults
+    CostModel{1e-6, 1e-10, 5e-11},        // shm-like: small α
+    CostModel{5e-5, 1e-9, 1e-10},         // slow network: large α
+    CostModel{2e-6, 4e-10, 0},            // no combine cost
+};
+
+TEST(Crossover, TableCoversRangeAndAlternates) {
+  for (Collective c : kColls) {
+    for (int p : {2, 3, 4, 7, 8, 13, 16}) {
+      const auto t = crossover_table(c, p, CostModel{}, {.n_min = 1, .n_max = 1 << 24});
+      ASSERT_FALSE(t.empty());
+      EXPECT_EQ(t.front().lo, 1);
+      EXPECT_EQ(t.back().hi, 1 << 24);
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        EXPECT_LT(t[i].lo, t[i].hi);
+        if (i > 0) {
+          EXPECT_EQ(t[i].lo, t[i - 1].hi);
+          EXPECT_NE(t[i].algorithm, t[i - 1].algorithm);
+        }
+      }
+    }
+  }
+}
+
+TEST(Crossover, MatchesBruteForceOnFineGrid) {
+  // The table against the argmin over a grid 16 times finer than its own scan (1024 per
+  // octave) and every byte around each boundary. Exact below exhaustive_below (every size is
+  // evaluated there). Above, the selector's rounded k makes a pipelined algorithm's cost a
+  // saw-tooth, so near a crossover two algorithms can trade places for a few bytes at a time
+  // (bcast, p = 3: linear_pipeline and scatter_allgather alternate over 120-245 KB); a flip
+  // narrower than the scan step can be missed. There the table's pick must still be within
+  // 1% of the best predicted time, and such misses (ties up to rounding aside) must be rare.
+  for (Collective c : kColls) {
+    for (int p : {2, 3, 4, 5, 8, 12, 16}) {
+      for (const CostModel& m : kModels) {
+        const CrossoverOptions opts{.n_min = 1, .n_max = 1 << 22};
+        const auto t = crossover_table(c, p, m, opts);
+        int checked = 0, missed = 0;
+        const auto check = [&](double n) {
+          const Algorithm* best = fastest(c, n, p, m, true);
+          const Algorithm* pick = table_lookup(t, n);
+          ASSERT_NE(pick, nullptr);
+          ++checked;
+          if (pick == best) return;
+          // Equal costs up to rounding (e.g. two formulas that coincide at p = 2) are ties.
+          const double excess = algorithm_cost(*pick, n, p, m) / algorithm_cost(*best, n, p, m);
+          if (excess <= 1 + 1e-9) return;
+          ++missed;
+          ASSERT_GE(n, opts.exhaustive_below)
+              << collective_name(c) << " p=" << p << " n=" << n << " " << format_table(t);
+          EXPECT_LE(algorithm_cost(*pick, n, p, m), 1.01 * algorithm_cost(*best, n, p, m))
+              << collective_name(c) << " p=" << p << " n=" << n << " " << format_table(t);
+        };
+        for (double n : log_sizes(1, (1 << 22) - 1, 1024)) check(n);
+        for (const CrossoverSegment& s : t)
+          for (double n = std::max(1.0, s.lo - 3); n < s.lo + 3 && n < opts.n_max; n += 1) check(n);
+        EXPECT_GT(checked, 1000);
+        EXPECT_LT(missed, checked / 50) << collective_name(c) << " p=" << p;
+      }
+    }
+  }
+}
+
+TEST(Crossover, AgreesWithRunTimeSelector) {
+  // The table's winner is what select_algorithm picks on a communicator with that model.
+  for (int p : {2, 4, 6, 8}) {
+    for (const CostModel& m : kModels) {
+      sim::World world(p, m);
+      const Comm& comm = world.comm(0);
+      for (Collective c : {Collective::bcast, Collective::allreduce, Collective::reduce,
+                           Collective::allgather}) {
+        const auto t = crossover_table(c, p, m, {.n_min = 1, .n_max = 1 << 22});
+        for (double n : log_sizes(1, (1 << 22) - 1, 8)) {
+          CollArgs args;
+          args.coll = c;
+          args.elem_size = 1;
+          args.count = static_cast<std::size_t>(n);
+          args.op = ReduceOp(FC_SUM, FC_UINT8);
+          EXPECT_EQ(&select_algorithm(comm, args), table_lookup(t, n))
+              << collective_name(c) << " p=" << p << " n=" << n;
+          EXPECT_NEAR(predicted_cost(comm, *table_lookup(t, n), args),
+                      algorithm_cost(*table_lookup(t, n), n, p, m), 1e-15);
+        }
+      }
+    }
+  }
+}
+
+TEST(Crossover, NonCommutativeExcludesCommutativeOnly) {
+  for (int p : {3, 4, 8}) {
+    const auto t = crossover_table(Collective::allreduce, p, CostModel{},
+                                   {.commutative = false, .n_min = 1, .n_max = 1 << 22});
+    for (const CrossoverSegment& s : t) EXPECT_FALSE(s.algorithm->needs_commutative);
+  }
+}
+
+// ---- tuning file ----------------------------------------------------------------------------
+
+TuningFile sample() {
+  TuningFile f;
+  f.created = "2026-11-21T00:00:00Z";
+  f.machine = this_machine("sockets");
+  LinkParams shm;
+  shm.link_class = "shm";
+  shm.model = {1.5e-6, 1e-10, 6e-11};
+  shm.r2 = 0.99;
+  shm.points = 40;
+  LinkParams ofi;
+  ofi.link_class = "ofi/sockets";
+  ofi.model = {2e-5, 8e-10, 6e-11};
+  ofi.break_bytes = 65536;
+  ofi.alpha_above = 6e-5;
+  ofi.beta_above = 5e-10;
+  f.links = {shm, ofi};
+  f.gammas = {{"sum", "float64", 7e-11}, {"max", "int32", 5e-11}};
+  f.k_rules = {{"bcast", "pipelined_binary_tree", 4, "shm", {{65536, 4}, {1 << 20, 16}}}};
+  f.crossovers = {{"bcast", 4, "shm", {{"binomial", 1, 8192}, {"scatter_allgather", 8192, 1 << 30}}}};
+  f.validation_json = R"({"median_rel_error":0.1})";
+  return f;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("fabcoll_tuning_test_" + std::to_string(getpid()) + "_" + name))
+      .string();
+}
+
+TEST(TuningFile, RoundTrip) {
+  const TuningFile f = sample();
+  std::string err;
+  const auto g = parse_tuning(to_json_text(f), err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(to_json_text(*g), to_json_text(f));
+  EXPECT_EQ(g->machine.hostname, f.machine.hostname);
+  EXPECT_EQ(g->links.size(), 2u);
+  EXPECT_EQ(g->links[1].break_bytes, 65536);
+  EXPECT_EQ(g->k_rules[0].sizes[1].second, 16);
+  EXPECT_EQ(g->crossovers[0].segments[1].algorithm, "scatter_allgather");
+
+  const std::string path = temp_path("roundtrip/tuning.json");
+  ASSERT_TRUE(save_tuning(f, path, err)) << err;
+  std::string notice;
+  const auto h = load_tuning_from(path, notice);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(notice, "");
+  EXPECT_EQ(to_json_text(*h), to_json_text(f));
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
+TEST(TuningFile, ModelFor) {
+  const TuningFile f = sample();
+  const CostModel shm = model_for(f, "shm");
+  EXPECT_EQ(shm.alpha, 1.5e-6);
+  EXPECT_EQ(shm.gamma, 7e-11);  // measured (sum, float64) wins over the link's own γ
+  EXPECT_EQ(model_for(f, "ofi/sockets").alpha, 2e-5);
+  EXPECT_EQ(model_for(f, "ofi").alpha, 2e-5);            // prefix match
+  EXPECT_EQ(model_for(f, "ofi/tcp;ofi_rxm").beta, 8e-10);  // same family
+  EXPECT_EQ(model_for(f, "ofi/sockets", 1 << 20).alpha, 6e-5);  // above the break
+  EXPECT_EQ(model_for(f, "inproc").alpha, CostModel{}.alpha);   // unknown: defaults
+  EXPECT_EQ(*gamma_for(f, "max", "int32"), 5e-11);
+  EXPECT_FALSE(gamma_for(f, "min", "int32"));
+}
+
+TEST(TuningFile, RejectsWrongSchemaAndGarbage) {
+  std::string err;
+  EXPECT_FALSE(parse_tuning("{ not json", err));
+  EXPECT_NE(err.find("JSON"), std::string::npos);
+  EXPECT_FALSE(parse_tuning(R"({"format":"something-else","schema_version":1})", err));
+  EXPECT_NE(err.find("format"), std::string::npos);
+  std::string text = to_json_text(sample());
+  const auto pos = text.find("\"schema_version\": 1");
+  ASSERT_NE(pos, std::string::npos);
+  text.replace(pos, 19, "\"schema_version\": 99");
+  EXPECT_FALSE(parse_tuning(text, err));
+  EXPECT_NE(err.find("99"), std::string::npos);
+  EXPECT_FALSE(parse_tuning(R"({"format":"fabcoll-tuning","schema_version":1,"machine":{"hostname":3}})", err));
+  EXPECT_NE(err.find("malformed"), std::string::npos);
+  EXPECT_FALSE(parse_tuning(R"({"format":"fabcoll-tuning","schema_version":1})", err));
+}
+
+TEST(TuningFile, RejectsAnotherMachineWithNotice) {
+  TuningFile f = sample();
+  f.machine.hostname = "some-other-host";
+  const std::string path = temp_path("other.json");
+  std::string err;
+  ASSERT_TRUE(save_tuning(f, path, err));
+  std::string notice;
+  EXPECT_FALSE(load_tuning_from(path, notice));
+  EXPECT_NE(notice.find("some-other-host"), std::string::npos) << notice;
+  EXPECT_NE(notice.find("built-in defaults"), std::string::npos) << notice;
+  EXPECT_EQ(notice.find('\n'), std::string::npos);  // one line
+  f.machine = this_machine();
+  f.machine.cores += 1;
+  ASSERT_TRUE(save_tuning(f, path, err));
+  EXPECT_FALSE(load_tuning_from(path, notice));
+  EXPECT_NE(notice.find("cores"), std::string::npos) << notice;
+  f.machine = this_machine();
+  f.machine.fabcoll_version = "0.0.1";
+  ASSERT_TRUE(save_tuning(f, path, err));
+  EXPECT_TRUE(load_tuning_from(path, notice));  // accepted, with a remark
+  EXPECT_NE(notice.find("0.0.1"), std::string::npos) << notice;
+  std::filesystem::remove(path);
+}
+
+TEST(TuningFile, LoadTuningFollowsEnvironment) {
+  const char* old = std::getenv("FABCOLL_TUNING");
+  const std::string saved = old != nullptr ? old : "";
+  std::string notice;
+  const std::string missing = temp_path("missing.json");
+  setenv("FABCOLL_TUNING", missing.c_str(), 1);
+  EXPECT_EQ(tuning_path(), missing);
+  EXPECT_FALSE(load_tuning(notice));
+  EXPECT_NE(notice.find("cannot be read"), std::string::npos) << notice;
+  const std::string good = temp_path("good.json");
+  std::string err;
+  ASSERT_TRUE(save_tuning(sample(), good, err));
+  setenv("FABCOLL_TUNING", good.c_str(), 1);
+  EXPECT_TRUE(load_tuning(notice));
+  EXPECT_EQ(notice, "");
+  // No FABCOLL_TUNING: the XDG path; absent there is silent.
+  unsetenv("FABCOLL_TUNING");
+  const std::string xdg = temp_path("xdg");
+  setenv("XDG_CONFIG_HOME", xdg.c_str(), 1);
+  EXPECT_EQ(tuning_path(), xdg + "/fabcoll/tuning.json");
+  EXPECT_FALSE(load_tuning(notice));
+  EXPECT_EQ(notice, "");
+  unsetenv("XDG_CONFIG_HOME");
+  std::filesystem::remove(good);
+  if (old != nullptr) setenv("FABCOLL_TUNING", saved.c_str(), 1);
+}
+
+}  // namespace
+}  // namespace fabcoll::tuning

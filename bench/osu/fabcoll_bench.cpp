@@ -10,9 +10,10 @@
 // time (optionally with -t fc_test calls spread through it), wait; overlap =
 // max(0, 100 - 100 (overall - compute) / pure communication).
 //
-// The calls themselves go through a `Library` (fabcoll's C API here). A second library (the
-// MPI the program runs under, for --compare-mpi) plugs in as another `Library` over the same
-// buffers; the measurement and the report take a list of per-library results.
+// The calls themselves go through a `Library`: fabcoll's C API, and in fabcoll-bench-mpi (this
+// file compiled with FABCOLL_BENCH_MPI, run under mpirun, fabcoll initialised from
+// MPI_COMM_WORLD) also the MPI library's own collectives for --compare-mpi, on the same buffers
+// with the same loop and the same validation.
 #include <CLI/CLI.hpp>
 #include <fabcoll/fabcoll.h>
 #include <unistd.h>
@@ -34,6 +35,10 @@
 
 #include "algorithms/registry.hpp"
 #include "engine/datatype.hpp"
+
+#ifdef FABCOLL_BENCH_MPI
+#include <fabcoll/fabcoll_mpi.h>  // fc_init_from_mpi, <mpi.h>
+#endif
 
 namespace {
 
@@ -575,6 +580,126 @@ class FabcollLibrary final : public Library {
   fc_request_t req_ = FC_REQUEST_NULL;
 };
 
+#ifdef FABCOLL_BENCH_MPI
+/// The MPI library's own collectives over the same Call (for --compare-mpi).
+class MpiLibrary final : public Library {
+ public:
+  /// The MPI datatype of dt, or MPI_DATATYPE_NULL if MPI has none (fp16, bf16).
+  static MPI_Datatype datatype(fc_datatype_t dt) {
+    switch (dt) {
+      case FC_INT8: return MPI_INT8_T;
+      case FC_INT16: return MPI_INT16_T;
+      case FC_INT32: return MPI_INT32_T;
+      case FC_INT64: return MPI_INT64_T;
+      case FC_UINT8: return MPI_UINT8_T;
+      case FC_UINT16: return MPI_UINT16_T;
+      case FC_UINT32: return MPI_UINT32_T;
+      case FC_UINT64: return MPI_UINT64_T;
+      case FC_FLOAT: return MPI_FLOAT;
+      case FC_DOUBLE: return MPI_DOUBLE;
+      case FC_FLOAT_INT: return MPI_FLOAT_INT;
+      case FC_DOUBLE_INT: return MPI_DOUBLE_INT;
+      case FC_BYTE: return MPI_BYTE;
+      default: return MPI_DATATYPE_NULL;
+    }
+  }
+  static MPI_Op op(fc_op_t o) {
+    switch (o) {
+      case FC_SUM: return MPI_SUM;
+      case FC_PROD: return MPI_PROD;
+      case FC_MIN: return MPI_MIN;
+      case FC_MAX: return MPI_MAX;
+      case FC_LAND: return MPI_LAND;
+      case FC_LOR: return MPI_LOR;
+      case FC_LXOR: return MPI_LXOR;
+      case FC_BAND: return MPI_BAND;
+      case FC_BOR: return MPI_BOR;
+      case FC_BXOR: return MPI_BXOR;
+      case FC_MINLOC: return MPI_MINLOC;
+      case FC_MAXLOC: return MPI_MAXLOC;
+      default: return MPI_OP_NULL;
+    }
+  }
+
+  explicit MpiLibrary(MPI_Comm comm) : comm_(comm) {
+    // Errors come back as codes (reported like fabcoll's), not as an abort inside MPI.
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  }
+  const char* name() const override { return "MPI"; }
+  int run(Call& c) override { return call(c, nullptr); }
+  int start(Call& c) override { return call(c, &req_); }
+  int test(bool& done) override {
+    int flag = 0;
+    const int rc = MPI_Test(&req_, &flag, MPI_STATUS_IGNORE);
+    done = flag != 0;
+    return rc;
+  }
+  int wait() override { return MPI_Wait(&req_, MPI_STATUS_IGNORE); }
+  int barrier() override { return MPI_Barrier(comm_); }
+  std::string error(int rc) const override {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    return std::string(text, static_cast<std::size_t>(len));
+  }
+
+ private:
+  int call(Call& c, MPI_Request* req) {
+    void* s = c.send.get();
+    void* r = c.recv.get();
+    const int n = static_cast<int>(c.count);
+    const MPI_Datatype dt = datatype(c.dt);
+    const MPI_Op o = op(c.op);
+    if (counts_.size() != c.rcounts.size()) counts_.resize(c.rcounts.size()), displs_.resize(c.rcounts.size());
+    for (std::size_t j = 0; j < c.rcounts.size(); ++j) {
+      counts_[j] = static_cast<int>(c.rcounts[j]);
+      displs_[j] = static_cast<int>(c.rdispls[j]);
+    }
+    switch (c.info->coll) {
+      case Collective::bcast:
+        return req ? MPI_Ibcast(c.buf(), n, dt, c.root, comm_, req) : MPI_Bcast(c.buf(), n, dt, c.root, comm_);
+      case Collective::reduce:
+        return req ? MPI_Ireduce(s, r, n, dt, o, c.root, comm_, req) : MPI_Reduce(s, r, n, dt, o, c.root, comm_);
+      case Collective::allreduce:
+        return req ? MPI_Iallreduce(s, r, n, dt, o, comm_, req) : MPI_Allreduce(s, r, n, dt, o, comm_);
+      case Collective::scan:
+        return req ? MPI_Iscan(s, r, n, dt, o, comm_, req) : MPI_Scan(s, r, n, dt, o, comm_);
+      case Collective::exscan:
+        return req ? MPI_Iexscan(s, r, n, dt, o, comm_, req) : MPI_Exscan(s, r, n, dt, o, comm_);
+      case Collective::barrier: return req ? MPI_Ibarrier(comm_, req) : MPI_Barrier(comm_);
+      case Collective::gather:
+        return req ? MPI_Igather(s, n, dt, r, n, dt, c.root, comm_, req)
+                   : MPI_Gather(s, n, dt, r, n, dt, c.root, comm_);
+      case Collective::scatter:
+        return req ? MPI_Iscatter(s, n, dt, r, n, dt, c.root, comm_, req)
+                   : MPI_Scatter(s, n, dt, r, n, dt, c.root, comm_);
+      case Collective::allgather:
+        return req ? MPI_Iallgather(s, n, dt, r, n, dt, comm_, req) : MPI_Allgather(s, n, dt, r, n, dt, comm_);
+      case Collective::allgatherv:
+        return req ? MPI_Iallgatherv(s, n, dt, r, counts_.data(), displs_.data(), dt, comm_, req)
+                   : MPI_Allgatherv(s, n, dt, r, counts_.data(), displs_.data(), dt, comm_);
+      case Collective::alltoall:
+        return req ? MPI_Ialltoall(s, n, dt, r, n, dt, comm_, req) : MPI_Alltoall(s, n, dt, r, n, dt, comm_);
+      case Collective::alltoallv:
+        // Uniform counts: the send and receive layouts are the same.
+        return req ? MPI_Ialltoallv(s, counts_.data(), displs_.data(), dt, r, counts_.data(), displs_.data(), dt,
+                                    comm_, req)
+                   : MPI_Alltoallv(s, counts_.data(), displs_.data(), dt, r, counts_.data(), displs_.data(), dt,
+                                   comm_);
+      case Collective::reduce_scatter_block:
+        return req ? MPI_Ireduce_scatter_block(s, r, n, dt, o, comm_, req)
+                   : MPI_Reduce_scatter_block(s, r, n, dt, o, comm_);
+      case Collective::count_: break;
+    }
+    return MPI_ERR_OTHER;
+  }
+
+  MPI_Comm comm_;
+  MPI_Request req_ = MPI_REQUEST_NULL;
+  std::vector<int> counts_, displs_;
+};
+#endif
+
 // ---- measurement --------------------------------------------------------------------------------
 
 using Clock = std::chrono::steady_clock;
@@ -593,6 +718,9 @@ struct Options {
 [[noreturn]] void fail(const Library& lib, const Call& c, const char* what, int rc) {
   std::fprintf(stderr, "fabcoll-bench: rank %d: %s %s%s failed: %s\n", c.rank, lib.name(), what,
                c.info->cli, lib.error(rc).c_str());
+#ifdef FABCOLL_BENCH_MPI
+  MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
   std::exit(1);
 }
 
@@ -755,6 +883,10 @@ struct Row {
   double avg = 0, min = 0, max = 0;  // latency (blocking) or pure communication (nonblocking)
   double overall = 0, compute = 0, init = 0, test = 0, wait = 0, overlap = 0;
   long errors = 0;
+  bool compared = false;        // --compare-mpi: the MPI library's own call on the same buffers
+  double mpi_avg = 0, mpi_min = 0, mpi_max = 0;
+  long mpi_errors = 0;
+  [[nodiscard]] double ratio() const { return mpi_avg > 0 ? avg / mpi_avg : 0; }
 };
 
 Row summarise(const std::vector<double>& all, int p) {
@@ -789,7 +921,7 @@ constexpr int kPrecision = 2;
 
 struct Report {
   const CollInfo* info;
-  bool nonblocking, full, validate, sized;
+  bool nonblocking, full, validate, sized, compare;
   int first_width() const { return sized || nonblocking ? kField : 17; }  // 17: OSU, no size
   void header(const std::string& preamble) const {
     std::fputs(preamble.c_str(), stdout);
@@ -807,6 +939,8 @@ struct Report {
     } else {
       if (full) std::printf("%*s%*s%*s", kField, "Min Latency(us)", kField, "Max Latency(us)", 12, "Iterations");
     }
+    // The MPI library on the same buffers: its Avg (nonblocking: its Pure Comm.), fabcoll / MPI.
+    if (compare) std::printf("%*s%*s", kField, "MPI Avg(us)", 10, "Ratio");
     if (validate) std::printf("%*s", 12, "Validation");
     std::printf("\n");
     std::fflush(stdout);
@@ -824,7 +958,8 @@ struct Report {
       std::printf("%*.*f", first, kPrecision, r.avg);
       if (full) std::printf("%*.*f%*.*f%*ld", kField, kPrecision, r.min, kField, kPrecision, r.max, 12, r.iterations);
     }
-    if (validate) std::printf("%*s", 12, r.errors == 0 ? "Pass" : "Fail");
+    if (compare) std::printf("%*.*f%*.*f", kField, kPrecision, r.mpi_avg, 10, kPrecision, r.ratio());
+    if (validate) std::printf("%*s", 12, r.errors == 0 && r.mpi_errors == 0 ? "Pass" : "Fail");
     std::printf("\n");
     std::fflush(stdout);
   }
@@ -931,6 +1066,10 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "also write the results as JSON to FILE");
   app.add_flag("--progress", progress,
                "show progress on stderr (default: only when stderr is a terminal)");
+  bool compare_mpi = false;
+  app.add_flag("--compare-mpi", compare_mpi,
+               "also time the MPI library's own call on the same buffers: columns MPI Avg(us) and "
+               "Ratio = fabcoll / MPI (fabcoll-bench-mpi under mpirun only)");
   app.add_flag("--inject-error", inject_error, "")->group("");  // test hook: -c must then fail
   CLI11_PARSE(app, argc, argv);
 
@@ -950,6 +1089,14 @@ int main(int argc, char** argv) {
   o.inject_error = inject_error;
   o.test_calls = test_calls;
   const bool talk = first_process();
+#ifndef FABCOLL_BENCH_MPI
+  if (compare_mpi) {
+    if (talk)
+      std::fprintf(stderr, "fabcoll-bench: --compare-mpi needs fabcoll-bench-mpi (built when MPI is found), "
+                           "run under mpirun\n");
+    return 2;
+  }
+#endif
 
   if (datatype_name.empty()) datatype_name = info->reduction ? "float" : "byte";
   const auto dt_value = lookup(kDatatypes, datatype_name);
@@ -999,9 +1146,21 @@ int main(int argc, char** argv) {
 
   // ---- the job ----
   fc_context_t ctx = nullptr;
-  if (const int rc = fc_init(&ctx); rc != FC_SUCCESS) {
-    std::fprintf(stderr, "fabcoll-bench: fc_init failed: %s: %s\n", fc_strerror(rc), fc_last_error_message());
-    return 1;
+#ifdef FABCOLL_BENCH_MPI
+  MPI_Init(&argc, &argv);
+  const int init_rc = fc_init_from_mpi(MPI_COMM_WORLD, &ctx);
+  auto finish = [](int code) {
+    MPI_Finalize();
+    return code;
+  };
+#else
+  const int init_rc = fc_init(&ctx);
+  auto finish = [](int code) { return code; };
+#endif
+  if (init_rc != FC_SUCCESS) {
+    std::fprintf(stderr, "fabcoll-bench: fabcoll initialisation failed: %s: %s\n", fc_strerror(init_rc),
+                 fc_last_error_message());
+    return finish(1);
   }
   fc_comm_t world = FC_COMM_NULL;
   int rank = 0, p = 1;
@@ -1012,7 +1171,7 @@ int main(int argc, char** argv) {
   auto usage_error = [&](const std::string& msg) {
     if (r0) std::fprintf(stderr, "fabcoll-bench: %s\n", msg.c_str());
     fc_finalize(ctx);
-    return 2;
+    return finish(2);
   };
   if (info->rooted && root >= p)
     return usage_error("--root " + std::to_string(root) + " is not a rank of the " + std::to_string(p) + " ranks");
@@ -1020,6 +1179,11 @@ int main(int argc, char** argv) {
     return usage_error("algorithm " + algorithm + " needs p to be a power of two (p = " + std::to_string(p) + ")");
 
   FabcollLibrary lib(world);
+#ifdef FABCOLL_BENCH_MPI
+  MpiLibrary mpi_lib(MPI_COMM_WORLD);
+  if (compare_mpi && MpiLibrary::datatype(dt) == MPI_DATATYPE_NULL)
+    return usage_error("--compare-mpi: MPI has no datatype for " + datatype_name);
+#endif
   Call call;
   call.info = info;
   call.rank = rank;
@@ -1045,16 +1209,27 @@ int main(int argc, char** argv) {
 
   // ---- preamble ----
   const std::string algo_text = algorithm.empty() ? "auto (cost model)" : algorithm;
+  std::string mpi_name = "MPI";  // "Open MPI v4.1.4": the library --compare-mpi times
+#ifdef FABCOLL_BENCH_MPI
+  {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    mpi_name.assign(version, static_cast<std::size_t>(len));
+    mpi_name = mpi_name.substr(0, mpi_name.find_first_of(",\n"));
+  }
+#endif
   std::string preamble = std::string("# fabcoll ") + (o.nonblocking ? "Non-blocking " : "") + info->title +
                          " Latency Test v" + std::to_string(FABCOLL_VERSION_MAJOR) + "." +
                          std::to_string(FABCOLL_VERSION_MINOR) + "." +
                          std::to_string(FABCOLL_VERSION_PATCH) + "\n";
   preamble += "# Ranks: " + std::to_string(p) + "  Algorithm: " + algo_text + "\n";
+  if (compare_mpi) preamble += "# Compared with: " + mpi_name + " (same buffers, same loop; Ratio = fabcoll / MPI)\n";
   if (sized) preamble += "# Datatype: " + upper("fc_" + datatype_name) + " (" + std::to_string(call.t.size) + " bytes).";
   if (info->reduction) preamble += "  Op: " + upper(std::string("fc_") + name_of(kOps, op)) + ".";
   if (info->rooted) preamble += "  Root: " + std::to_string(root) + ".";
   if (sized) preamble += "\n";
-  const Report report{info, o.nonblocking, full, validate, sized};
+  const Report report{info, o.nonblocking, full, validate, sized, compare_mpi};
   if (r0) report.header(preamble);
 
   const bool show_progress = r0 && (progress || is_tty(2)) && size_list.size() > 1;
@@ -1086,21 +1261,45 @@ int main(int argc, char** argv) {
     if (mine.errors > 0) ++failures;
 
     // Gather every rank's times at rank 0 (the OSU reduction of min/max/sum, in one call).
-    const auto packed = mine.pack();
-    std::vector<double> all(r0 ? static_cast<std::size_t>(p) * RankTimes::kFields : 0);
-    if (const int rc = fc_gather(packed.data(), packed.size(), FC_DOUBLE, r0 ? all.data() : nullptr,
-                                 packed.size(), FC_DOUBLE, 0, world);
-        rc != FC_SUCCESS)
-      fail(lib, call, "gathering the times after ", rc);
+    auto gather = [&](const RankTimes& t) {
+      const auto packed = t.pack();
+      std::vector<double> all(r0 ? static_cast<std::size_t>(p) * RankTimes::kFields : 0);
+      if (const int rc = fc_gather(packed.data(), packed.size(), FC_DOUBLE, r0 ? all.data() : nullptr,
+                                   packed.size(), FC_DOUBLE, 0, world);
+          rc != FC_SUCCESS)
+        fail(lib, call, "gathering the times after ", rc);
+      return all;
+    };
+    const std::vector<double> all = gather(mine);
+    std::optional<Row> mpi_row;
+#ifdef FABCOLL_BENCH_MPI
+    if (compare_mpi) {
+      std::string mpi_mismatches;
+      const RankTimes theirs = measure(mpi_lib, call, iters, skip, o, compute.get(), mpi_mismatches);
+      if (!mpi_mismatches.empty())
+        std::fprintf(stderr, "fabcoll-bench: validation of MPI %s size %zu failed:\n%s", coll_name.c_str(),
+                     size, mpi_mismatches.c_str());
+      if (theirs.errors > 0) ++failures;
+      const std::vector<double> all_mpi = gather(theirs);
+      if (r0) mpi_row = summarise(all_mpi, p);
+    }
+#endif
     if (!r0) continue;
     Row row = summarise(all, p);
+    if (mpi_row) {
+      row.compared = true;
+      row.mpi_avg = mpi_row->avg;
+      row.mpi_min = mpi_row->min;
+      row.mpi_max = mpi_row->max;
+      row.mpi_errors = mpi_row->errors;
+    }
     row.size = size;
     row.count = call.count;
     row.iterations = iters;
     row.warmup = skip;
     if (show_progress && is_tty(2)) std::fprintf(stderr, "\r\033[K");
     report.row(row);
-    if (row.errors > 0) failures = std::max(failures, 1L);
+    if (row.errors > 0 || row.mpi_errors > 0) failures = std::max(failures, 1L);
     nlohmann::json j = {{"size", size},
                         {"count", row.count},
                         {"iterations", iters},
@@ -1117,13 +1316,20 @@ int main(int argc, char** argv) {
     j["avg_us"] = row.avg;  // nonblocking: the pure communication time
     j["min_us"] = row.min;
     j["max_us"] = row.max;
+    if (row.compared) {
+      j["mpi_avg_us"] = row.mpi_avg;
+      j["mpi_min_us"] = row.mpi_min;
+      j["mpi_max_us"] = row.mpi_max;
+      j["ratio"] = row.ratio();
+      if (validate) j["mpi_validation"] = row.mpi_errors == 0 ? "pass" : "fail";
+    }
     if (validate) j["validation"] = row.errors == 0 ? "pass" : "fail";
     results.push_back(std::move(j));
   }
   if (show_progress) std::fprintf(stderr, is_tty(2) ? "\r\033[K" : "fabcoll-bench: done\n");
 
   if (r0 && !json_path.empty()) {
-    const nlohmann::json doc = {
+    nlohmann::json doc = {
         {"benchmark", "fabcoll-bench"},
         {"version", std::to_string(FABCOLL_VERSION_MAJOR) + "." + std::to_string(FABCOLL_VERSION_MINOR) + "." +
                         std::to_string(FABCOLL_VERSION_PATCH)},
@@ -1142,6 +1348,7 @@ int main(int argc, char** argv) {
          "OSU: barrier after every iteration; each rank times its own calls; avg_us = mean over ranks of "
          "the per-rank mean time per call; min_us/max_us = least/greatest per-rank mean"},
         {"results", results}};
+    if (compare_mpi) doc["mpi_library"] = mpi_name;
     std::ofstream out(json_path);
     out << doc.dump(2) << "\n";
     if (!out) {
@@ -1152,5 +1359,5 @@ int main(int argc, char** argv) {
 
   const int rc = fc_finalize(ctx);
   if (rc != FC_SUCCESS) std::fprintf(stderr, "fabcoll-bench: fc_finalize: %s\n", fc_last_error_message());
-  return failures > 0 || rc != FC_SUCCESS ? 1 : 0;
+  return finish(failures > 0 || rc != FC_SUCCESS ? 1 : 0);
 }

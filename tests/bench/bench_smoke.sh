@@ -7,6 +7,8 @@
 #   json P          --json writes a document that parses and has a row per size
 #   bad-algorithm   an unknown --algorithm fails with a message listing the valid names
 #   inject P        -c with --inject-error fails (the validation can fail)
+#   mpi MPIRUN P    (FABCOLL_BENCH is fabcoll-bench-mpi) under mpirun with --compare-mpi -c: an
+#                   MPI Avg and a Ratio column, mpi_avg_us in the JSON, every row Pass
 set -u
 run=$1 bench=$2 mode=$3
 shift 3
@@ -76,6 +78,23 @@ PY
         fail "$coll: the run without --inject-error failed"
     done
     echo "inject ok"
+    ;;
+  mpi)
+    mpirun=$1 p=$2
+    for coll in allreduce ibcast alltoallv; do
+      "$mpirun" --oversubscribe -n "$p" "$bench" "$coll" -m 4:1024 -i 5 -x 1 -c --compare-mpi \
+        --json "$work/m.json" >"$work/out" 2>"$work/err" ||
+        { cat "$work/out" "$work/err" >&2; fail "$coll --compare-mpi exited non-zero"; }
+      cat "$work/out"
+      grep -q '^# Size .*MPI Avg(us) *Ratio *Validation$' "$work/out" || fail "$coll: no MPI Avg / Ratio columns"
+      awk '!/^#/ && NF > 0 && $NF != "Pass" { bad = 1 } END { exit bad }' "$work/out" ||
+        fail "$coll: a row is not marked Pass"
+      /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["results"] and all(r["mpi_avg_us"] > 0 and r["mpi_validation"] == "pass" for r in d["results"]), d
+' "$work/m.json" || fail "$coll: the JSON has no MPI results"
+    done
     ;;
   *) fail "unknown mode $mode" ;;
 esac

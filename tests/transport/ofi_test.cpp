@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -573,6 +574,19 @@ TEST(OfiEndpoint, MissingProviderListsThePresentOnes) {
       EXPECT_NE(msg.find(p), std::string::npos) << "missing " << p << " in: " << msg;
     EXPECT_FALSE(ofi::available_providers().empty());
   }
+}
+
+TEST(OfiEndpoint, OptionsFromTheEnvironment) {
+  ::setenv("FABCOLL_PROVIDER", "sockets", 1);
+  ::setenv("FI_PROVIDER", "shm", 1);
+  EXPECT_EQ(ofi::options_from_environment().provider, "sockets");
+  ::unsetenv("FABCOLL_PROVIDER");
+  EXPECT_EQ(ofi::options_from_environment().provider, "shm");
+  ::unsetenv("FI_PROVIDER");
+  EXPECT_EQ(ofi::options_from_environment().provider, "");
+  ofi::Stats st;
+  st.staged_bytes = 5;
+  EXPECT_NE(ofi::format_stats("shm", st).find("staged 5 B"), std::string::npos);
 }
 
 TEST(OfiEndpoint, AutomaticChoiceOpensAProvider) {

@@ -12,12 +12,14 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "engine/errors.hpp"
+#include "engine/progress.hpp"
 
 namespace fabcoll::ofi {
 
@@ -178,6 +180,27 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 }  // namespace
+
+Options options_from_environment() {
+  Options o;
+  for (const char* var : {"FABCOLL_PROVIDER", "FI_PROVIDER"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') {
+      o.provider = v;
+      break;
+    }
+  }
+  o.timeout_s = default_timeout_seconds();
+  return o;
+}
+
+std::string format_stats(const std::string& provider, const Stats& s) {
+  return "ofi(" + provider + "): eager " + std::to_string(s.eager_messages) + " msgs / " +
+         std::to_string(s.eager_bytes_sent) + " B, rendezvous " +
+         std::to_string(s.rendezvous_messages) + " msgs / " + std::to_string(s.rma_bytes_sent) +
+         " B read by peers, " + std::to_string(s.rma_bytes_read) + " B read from peers, staged " +
+         std::to_string(s.staged_bytes) + " B, busy retries " + std::to_string(s.eagain_retries);
+}
 
 std::vector<std::string> available_providers() {
   std::vector<std::string> names;

@@ -21,10 +21,20 @@
 // Every buffer is registered per call (fi_mr_reg) and its descriptor passed, also where the
 // provider does not ask for it, so the path FI_MR_LOCAL providers (verbs) need is the one
 // that runs in tests. A receive smaller than the RTS gets a 32-byte registered tail as a second
-// iov, so an RTS (or an oversized message) never overruns the user buffer.
+// iov, and every receive a shared "sink" iov of eager-limit bytes last, so neither an RTS nor
+// an oversized eager message overruns the user buffer or makes the provider truncate: the
+// size check (Errc::truncation) is ours.
+//
+// libfabric 1.17 bugs this works around (each also named where the code does it):
+//  - tcp;ofi_rxm stops delivering on a connection after it reported FI_ETRUNC (#8274): hence
+//    the sink;
+//  - sockets loses FI_REMOTE_CQ_DATA on unexpected messages, shm ignores the receive's ignore
+//    mask for unexpected messages: hence the RTS marker chosen per provider;
+//  - shm answers -FI_ENOMEM, not -FI_EAGAIN, when its posted-receive pool is full: both retry.
 //
 // Progress is manual and only happens in progress(): it reads the CQ, retries posts that got
 // -FI_EAGAIN (queued in posting order, sends and receives apart), and drives the rendezvous.
+// Only the owning thread may call into an Endpoint (FI_THREAD_DOMAIN, one domain each).
 #pragma once
 
 #include <cstddef>
@@ -61,6 +71,13 @@ struct Stats {
   std::uint64_t eagain_retries = 0;  // posts that got -FI_EAGAIN and were queued
 };
 
+/// Options from the environment: provider from FABCOLL_PROVIDER, else FI_PROVIDER, else auto;
+/// timeout from FABCOLL_TIMEOUT (default_timeout_seconds()).
+Options options_from_environment();
+
+/// One line for FABCOLL_STATS: "ofi(tcp;ofi_rxm): eager 12 msgs / 3456 B, rendezvous ...".
+std::string format_stats(const std::string& provider, const Stats& s);
+
 /// Providers that can open an RDM endpoint with tagged messages here (deduplicated, in
 /// libfabric's order), e.g. {"tcp;ofi_rxm", "sockets", "shm", "udp;ofi_rxd"}.
 std::vector<std::string> available_providers();
@@ -70,7 +87,9 @@ class Endpoint final : public Transport {
   /// Opens the endpoint and exchanges addresses through store (collective over the world).
   /// Throws EngineError(Errc::transport) when the provider is missing (the message lists the
   /// providers present) or cannot open, Errc::timeout when a peer's address does not appear.
-  /// store must outlive the Endpoint (the destructor runs a shutdown handshake through it).
+  /// store must outlive the Endpoint: the destructor runs a shutdown handshake through it,
+  /// waiting (at most min(timeout_s, 10 s)) for every rank to reach its own destructor, while
+  /// still progressing, so that no FIN a peer waits for is lost with a closed endpoint.
   Endpoint(Store& store, const Options& options);
   ~Endpoint() override;
   Endpoint(const Endpoint&) = delete;
@@ -86,7 +105,7 @@ class Endpoint final : public Transport {
   [[nodiscard]] const Stats& stats() const;
   /// The provider in use, as libfabric names it ("tcp;ofi_rxm").
   [[nodiscard]] const std::string& provider() const;
-  /// False when the provider lacks RMA or remote CQ data: every message goes eager.
+  /// False when the provider lacks RMA (or Options::rendezvous is off): every message eager.
   [[nodiscard]] bool rendezvous_enabled() const;
   [[nodiscard]] std::size_t eager_limit() const;
 

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -176,6 +177,13 @@ class OfiConformance : public ::testing::TestWithParam<std::string> {
     std::string why;
     if (!provider_opens(GetParam(), why))
       GTEST_SKIP() << "libfabric provider '" << GetParam() << "' cannot open here: " << why;
+    static std::map<std::string, bool> described;
+    if (!described[GetParam()]) {  // once per provider, for the log
+      described[GetParam()] = true;
+      MemoryStore store(std::make_shared<MemoryStoreHub>(), 0, 1);
+      const ofi::Endpoint ep(store, options());
+      std::cout << ep.describe() << "\n";
+    }
   }
   [[nodiscard]] ofi::Options options(std::size_t eager_limit = 16384) const {
     ofi::Options o;
@@ -593,6 +601,7 @@ TEST(OfiEndpoint, AutomaticChoiceOpensAProvider) {
   MemoryStore store(std::make_shared<MemoryStoreHub>(), 0, 1);
   ofi::Endpoint ep(store, ofi::Options{"", 5.0});
   EXPECT_FALSE(ep.provider().empty());
+  std::cout << "automatic choice: " << ep.describe() << "\n";
   EXPECT_NE(ep.provider(), "shm");
   EXPECT_NE(ep.provider().find("udp"), 0u);
 }

@@ -1064,4 +1064,24 @@ const std::string& Endpoint::provider() const { return impl_->provider; }
 bool Endpoint::rendezvous_enabled() const { return impl_->rma; }
 std::size_t Endpoint::eager_limit() const { return impl_->eager_limit; }
 
+std::string Endpoint::describe() const {
+  const Impl& m = *impl_;
+  auto progress_name = [](fi_progress p) {
+    return p == FI_PROGRESS_MANUAL ? "manual" : p == FI_PROGRESS_AUTO ? "auto" : "unspec";
+  };
+  std::string mr;
+  if (m.mr_local) mr += " FI_MR_LOCAL";
+  if (m.mr_virt_addr) mr += " FI_MR_VIRT_ADDR";
+  if (m.mr_prov_key) mr += " FI_MR_PROV_KEY";
+  if (m.mr_endpoint) mr += " FI_MR_ENDPOINT";
+  if (mr.empty()) mr = " none";
+  return m.provider + ": data progress " + progress_name(m.info->domain_attr->data_progress) +
+         ", control progress " + progress_name(m.info->domain_attr->control_progress) +
+         ", mr_mode" + mr + ", " +
+         (m.rma ? std::string("rendezvous by RMA read, RTS marked by ") +
+                      (m.marker == RtsMarker::tag_bit ? "tag bit 63" : "CQ data")
+                : std::string("eager only")) +
+         ", eager limit " + std::to_string(m.eager_limit) + " B";
+}
+
 }  // namespace fabcoll::ofi

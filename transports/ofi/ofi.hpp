@@ -108,6 +108,8 @@ class Endpoint final : public Transport {
   /// False when the provider lacks RMA (or Options::rendezvous is off): every message eager.
   [[nodiscard]] bool rendezvous_enabled() const;
   [[nodiscard]] std::size_t eager_limit() const;
+  /// One line on what was negotiated: provider, progress modes, mr_mode bits, RTS marker.
+  [[nodiscard]] std::string describe() const;
 
   struct Impl;
 

@@ -37,6 +37,9 @@ Task<> reduce_rabenseifner(Channel& ch, ConstBytes in, MutableBytes out, const R
 extern const Algorithm kReduceHybrid;
 Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op,
                      std::size_t elem_size, int root);
+extern const Algorithm kBcastTwoTree;
+Task<> bcast_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size, std::size_t k,
+                      int root);
 
 // ---- all-reduce, scan, exscan (registry_allreduce_scan.cpp) ----------------------------------
 extern const Algorithm kAllreduceRecursiveDoubling;

@@ -15,6 +15,7 @@ std::span<const Algorithm* const> bcast_reduce_algorithms() {
       &algorithms::kBcastScatterAllgather,
       &algorithms::kReduceRabenseifner,
       &algorithms::kReduceHybrid,
+      &algorithms::kBcastTwoTree,
   };
   return kAll;
 }

@@ -9,6 +9,7 @@
 #include "algorithms/algorithms.hpp"
 #include "patterns/binomial_tree.hpp"
 #include "patterns/inorder_binary_tree.hpp"
+#include "patterns/two_tree.hpp"
 #include "support/sim_harness.hpp"
 #include "tuning/lawn29.hpp"
 
@@ -316,6 +317,31 @@ TEST(BcastReduce, ReduceHybridHalvingPathsAreCorrect) {
   free_user_op(matmul);
 }
 
+// Sanders–Speck–Träff two-tree broadcast with the colour schedule: within (k + 2h)(α + βn/k),
+// h = ⌊log(p-1)⌋, for every p ≤ 64 but 3 (2k(α + βn/k) there, see the algorithm's header), several
+// k and roots; packets of equal size.
+TEST(BcastReduce, BcastTwoTreeWithinBound) {
+  const Algorithm& alg = algorithms::kBcastTwoTree;
+  for (int p = 1; p <= 64; ++p) {
+    const int h = p > 1 ? TwoTree{p - 1}.height() : 0;
+    for (const std::size_t k : {1u, 2u, 3u, 5u, 8u, 16u, 64u}) {
+      for (const std::size_t per_packet : {8u, 800u}) {
+        const std::size_t bytes = k * per_packet;
+        const double tau = kModel.alpha + kModel.beta * double(per_packet);
+        const double bound = p == 1 ? 0.0 : (p == 3 ? 2 * double(k) : double(k) + 2 * h) * tau;
+        EXPECT_EQ(alg.cost(query(double(bytes), p, double(k))), bound);
+        for (const int root : {0, p / 2, p - 1}) {
+          const sim::Stats st = run_for_cost(alg, p, bytes, kModel, true, root, k);
+          EXPECT_LE(st.finish_time, bound) << "p=" << p << " k=" << k << " root=" << root;
+          // no rank can have all k packets before the root has sent them
+          EXPECT_GE(st.finish_time, p > 1 ? double(k) * tau : 0.0);
+          EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p - 1) * k);
+        }
+      }
+    }
+  }
+}
+
 // Brute force over k on the sim (phantom), on a geometric grid of k up to 4k* (every k up to
 // 40, then steps of ~5%): the best k, and the modelled time at the model's k*.
 struct KScan {
@@ -348,7 +374,7 @@ TEST(BcastReduce, ModelOptimalPacketCountIsNearTheSimulatedBest) {
   for (const Algorithm* alg : bcast_reduce_algorithms()) {
     if (alg->optimal_k == nullptr) continue;
     for (const int p : {7, 16, 31, 64}) {
-      for (const std::size_t bytes : {std::size_t{1} << 14, std::size_t{1} << 17}) {
+      for (const std::size_t bytes : {std::size_t{1} << 14, std::size_t{1} << 16}) {
         const KScan s = scan_k(*alg, p, bytes);
         std::printf("%s/%s p=%d n=%zu: model k*=%.1f (T=%.1f), sim best k=%zu (T=%.1f)\n",
                     collective_name(alg->coll), std::string(alg->name).c_str(), p, bytes, s.model_k,

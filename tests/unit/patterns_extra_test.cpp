@@ -7,6 +7,7 @@
 #include "patterns/inorder_binary_tree.hpp"
 #include "patterns/linear_path.hpp"
 #include "patterns/ring.hpp"
+#include "patterns/two_tree.hpp"
 
 namespace fabcoll {
 namespace {
@@ -158,6 +159,92 @@ TEST(LinearPath, VisitsEveryRankFromTheRoot) {
       EXPECT_EQ(path.position(r), p - 1);
     }
   }
+}
+
+// Both trees span the m positions in order (left subtree < node < right subtree), have height
+// ⌊log m⌋, and no position is interior in both (Sanders–Speck–Träff): T1's leaves are exactly
+// the even positions; for odd m only position 0 is a leaf in both.
+TEST(TwoTree, ComplementaryInOrderTrees) {
+  for (int m = 1; m <= 300; ++m) {
+    const TwoTree tt{m};
+    std::vector<int> interior(static_cast<std::size_t>(m), 0);
+    for (int t = 0; t < 2; ++t) {
+      int edges = 0;
+      int max_depth = 0;
+      for (int x = 0; x < m; ++x) {
+        const auto kids = tt.children(t, x);
+        int n_kids = 0;
+        for (const int c : kids) {
+          if (c < 0) continue;
+          ASSERT_GE(c, 0);
+          ASSERT_LT(c, m);
+          EXPECT_EQ(tt.parent(t, c), x) << "m=" << m << " t=" << t;
+          ++n_kids;
+          ++edges;
+        }
+        if (n_kids > 0) ++interior[static_cast<std::size_t>(x)];
+        if (t == 0) {
+          EXPECT_EQ(n_kids > 0, x % 2 == 1) << "m=" << m << " x=" << x;
+        }
+        int depth = 0;
+        for (int y = x; tt.parent(t, y) >= 0; y = tt.parent(t, y)) ++depth;
+        max_depth = std::max(max_depth, depth);
+      }
+      EXPECT_EQ(tt.parent(t, tt.root(t)), -1);
+      EXPECT_EQ(edges, m - 1) << "m=" << m << " t=" << t;
+      EXPECT_EQ(max_depth, tt.height()) << "m=" << m << " t=" << t;
+      EXPECT_EQ(tt.height(), floor_log2(m));
+    }
+    // In order (T1; T2 is its mirror or shift): every left descendant is smaller.
+    for (int x = 0; x < m; ++x) {
+      const auto kids = tt.children(0, x);
+      if (kids[0] >= 0) {
+        EXPECT_LT(kids[0], x);
+      }
+      if (kids[1] >= 0) {
+        EXPECT_GT(kids[1], x);
+      }
+    }
+    int both_leaf = 0;
+    for (int x = 0; x < m; ++x) {
+      EXPECT_LE(interior[static_cast<std::size_t>(x)], 1) << "m=" << m << " x=" << x;
+      both_leaf += interior[static_cast<std::size_t>(x)] == 0 ? 1 : 0;
+    }
+    EXPECT_EQ(both_leaf, m % 2 == 1 ? 1 : 0) << "m=" << m;
+  }
+}
+
+// The schedule's colouring: at every position the two incoming edges (one per tree) differ, and
+// so do the outgoing ones of every sender (the broadcast root's two included).
+TEST(TwoTree, EdgeColouringIsProper) {
+  for (int m = 1; m <= 300; ++m) {
+    const TwoTree tt{m};
+    const std::vector<std::uint8_t> color = tt.edge_colors();
+    ASSERT_EQ(color.size(), std::size_t(2 * m));
+    for (int x = 0; x < m; ++x) {
+      const std::size_t e0 = std::size_t(2 * x);
+      ASSERT_LE(color[e0], 1);
+      ASSERT_LE(color[e0 + 1], 1);
+      EXPECT_NE(color[e0], color[e0 + 1]) << "m=" << m << " x=" << x;
+      for (int t = 0; t < 2; ++t) {
+        const auto kids = tt.children(t, x);
+        if (kids[0] >= 0 && kids[1] >= 0) {
+          EXPECT_NE(color[std::size_t(2 * kids[0] + t)], color[std::size_t(2 * kids[1] + t)])
+              << "m=" << m << " x=" << x;
+        }
+      }
+    }
+    EXPECT_NE(color[std::size_t(2 * tt.root(0))], color[std::size_t(2 * tt.root(1) + 1)]);
+  }
+}
+
+TEST(TwoTree, SixPositionsMatchTheHeaderPicture) {
+  const TwoTree tt{6};
+  EXPECT_EQ(tt.root(0), 3);
+  EXPECT_EQ(tt.root(1), 2);
+  EXPECT_EQ(tt.children(0, 5), (std::array<int, 2>{4, -1}));
+  EXPECT_EQ(tt.children(1, 4), (std::array<int, 2>{5, 3}));
+  EXPECT_EQ(tt.children(1, 0), (std::array<int, 2>{1, -1}));
 }
 
 }  // namespace

@@ -14,10 +14,10 @@
 // file compiled with FABCOLL_BENCH_MPI, run under mpirun, fabcoll initialised from
 // MPI_COMM_WORLD) also the MPI library's own collectives for --compare-mpi, on the same buffers
 // with the same loop and the same validation.
-#include <CLI/CLI.hpp>
 #include <fabcoll/fabcoll.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -47,9 +47,9 @@ using fabcoll::Collective;
 // ---- what can be benchmarked ------------------------------------------------------------------
 
 struct CollInfo {
-  const char* cli;   // the name on the command line (blocking form; "i" + cli is nonblocking)
+  const char* cli;  // the name on the command line (blocking form; "i" + cli is nonblocking)
   Collective coll;
-  const char* title; // as in OSU's header line
+  const char* title;  // as in OSU's header line
   bool reduction;
   bool rooted;
 };
@@ -76,10 +76,10 @@ struct NamedValue {
 };
 
 constexpr NamedValue kDatatypes[] = {
-    {"int8", FC_INT8},         {"int16", FC_INT16},       {"int32", FC_INT32},
-    {"int64", FC_INT64},       {"uint8", FC_UINT8},       {"uint16", FC_UINT16},
-    {"uint32", FC_UINT32},     {"uint64", FC_UINT64},     {"float16", FC_FLOAT16},
-    {"bfloat16", FC_BFLOAT16}, {"float", FC_FLOAT},       {"double", FC_DOUBLE},
+    {"int8", FC_INT8},           {"int16", FC_INT16},           {"int32", FC_INT32},
+    {"int64", FC_INT64},         {"uint8", FC_UINT8},           {"uint16", FC_UINT16},
+    {"uint32", FC_UINT32},       {"uint64", FC_UINT64},         {"float16", FC_FLOAT16},
+    {"bfloat16", FC_BFLOAT16},   {"float", FC_FLOAT},           {"double", FC_DOUBLE},
     {"float_int", FC_FLOAT_INT}, {"double_int", FC_DOUBLE_INT}, {"byte", FC_BYTE},
 };
 
@@ -132,11 +132,14 @@ std::string names(const NamedValue (&table)[N]) {
 long pattern(fc_op_t op, int r, std::size_t i, long it) {
   const std::size_t h = static_cast<std::size_t>(r) * 7 + i * 3 + static_cast<std::size_t>(it) * 5;
   switch (op) {
-    case FC_PROD: return h % 4 == 0 ? 2 : 1;  // products stay powers of two: exact in fp
+    case FC_PROD:
+      return h % 4 == 0 ? 2 : 1;  // products stay powers of two: exact in fp
     case FC_LAND:
     case FC_LOR:
-    case FC_LXOR: return h % 3 == 0 ? 0 : 1;
-    default: return static_cast<long>(h % 11) + 1;
+    case FC_LXOR:
+      return h % 3 == 0 ? 0 : 1;
+    default:
+      return static_cast<long>(h % 11) + 1;
   }
 }
 
@@ -171,27 +174,54 @@ bool combine_arith(fc_op_t op, T a, T& b) {
     const auto ua = static_cast<std::uint64_t>(static_cast<U>(a));
     const auto ub = static_cast<std::uint64_t>(static_cast<U>(b));
     switch (op) {
-      case FC_SUM: b = static_cast<T>(static_cast<U>(ua + ub)); return true;
-      case FC_PROD: b = static_cast<T>(static_cast<U>(ua * ub)); return true;
-      case FC_LAND: b = static_cast<T>(a != 0 && b != 0); return true;
-      case FC_LOR: b = static_cast<T>(a != 0 || b != 0); return true;
-      case FC_LXOR: b = static_cast<T>((a != 0) != (b != 0)); return true;
-      case FC_BAND: b = static_cast<T>(a & b); return true;
-      case FC_BOR: b = static_cast<T>(a | b); return true;
-      case FC_BXOR: b = static_cast<T>(a ^ b); return true;
-      default: break;
+      case FC_SUM:
+        b = static_cast<T>(static_cast<U>(ua + ub));
+        return true;
+      case FC_PROD:
+        b = static_cast<T>(static_cast<U>(ua * ub));
+        return true;
+      case FC_LAND:
+        b = static_cast<T>(a != 0 && b != 0);
+        return true;
+      case FC_LOR:
+        b = static_cast<T>(a != 0 || b != 0);
+        return true;
+      case FC_LXOR:
+        b = static_cast<T>((a != 0) != (b != 0));
+        return true;
+      case FC_BAND:
+        b = static_cast<T>(a & b);
+        return true;
+      case FC_BOR:
+        b = static_cast<T>(a | b);
+        return true;
+      case FC_BXOR:
+        b = static_cast<T>(a ^ b);
+        return true;
+      default:
+        break;
     }
   } else {
     switch (op) {
-      case FC_SUM: b = a + b; return true;
-      case FC_PROD: b = a * b; return true;
-      default: break;
+      case FC_SUM:
+        b = a + b;
+        return true;
+      case FC_PROD:
+        b = a * b;
+        return true;
+      default:
+        break;
     }
   }
   switch (op) {
-    case FC_MIN: b = std::min(a, b); return true;
-    case FC_MAX: b = std::max(a, b); return true;
-    default: return false;
+    case FC_MIN:
+      b = std::min(a, b);
+      return true;
+    case FC_MAX:
+      b = std::max(a, b);
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -220,75 +250,90 @@ TypeOps scalar_ops() {
 /// fp16 / bf16: stored as 16 bits, combined in fp32 and rounded back (the library's rule).
 template <float (*Widen)(std::uint16_t), std::uint16_t (*Narrow)(float)>
 TypeOps half_ops() {
-  return TypeOps{
-      2,
-      [](void* buf, std::size_t idx, long v, int) {
-        set<std::uint16_t>(buf, idx, Narrow(static_cast<float>(v)));
-      },
-      [](fc_op_t op, const void* x, void* acc) {
-        float b = Widen(get<std::uint16_t>(acc, 0));
-        if (op != FC_SUM && op != FC_PROD && op != FC_MIN && op != FC_MAX) return false;
-        if (!combine_arith<float>(op, Widen(get<std::uint16_t>(x, 0)), b)) return false;
-        set<std::uint16_t>(acc, 0, Narrow(b));
-        return true;
-      },
-      [](const void* a, std::size_t ia, const void* b, std::size_t ib) {
-        return get<std::uint16_t>(a, ia) == get<std::uint16_t>(b, ib);
-      },
-      [](const void* buf, std::size_t idx) {
-        return std::to_string(Widen(get<std::uint16_t>(buf, idx)));
-      }};
+  return TypeOps{2,
+                 [](void* buf, std::size_t idx, long v, int) {
+                   set<std::uint16_t>(buf, idx, Narrow(static_cast<float>(v)));
+                 },
+                 [](fc_op_t op, const void* x, void* acc) {
+                   float b = Widen(get<std::uint16_t>(acc, 0));
+                   if (op != FC_SUM && op != FC_PROD && op != FC_MIN && op != FC_MAX) return false;
+                   if (!combine_arith<float>(op, Widen(get<std::uint16_t>(x, 0)), b)) return false;
+                   set<std::uint16_t>(acc, 0, Narrow(b));
+                   return true;
+                 },
+                 [](const void* a, std::size_t ia, const void* b, std::size_t ib) {
+                   return get<std::uint16_t>(a, ia) == get<std::uint16_t>(b, ib);
+                 },
+                 [](const void* buf, std::size_t idx) {
+                   return std::to_string(Widen(get<std::uint16_t>(buf, idx)));
+                 }};
 }
 
 /// {value, int index} pairs for MINLOC / MAXLOC; the index field is the contributing rank.
 template <class P>
 TypeOps pair_ops() {
-  return TypeOps{
-      sizeof(P),
-      [](void* buf, std::size_t idx, long v, int index_field) {
-        P x{};
-        x.v = static_cast<decltype(x.v)>(v);
-        x.i = index_field;
-        set<P>(buf, idx, x);
-      },
-      [](fc_op_t op, const void* xp, void* acc) {
-        if (op != FC_MINLOC && op != FC_MAXLOC) return false;
-        const P a = get<P>(xp, 0);
-        P b = get<P>(acc, 0);
-        const bool a_better = op == FC_MINLOC ? a.v < b.v : a.v > b.v;
-        if (a_better || (a.v == b.v && a.i < b.i)) b = a;  // ties: the smaller index (MPI)
-        set<P>(acc, 0, b);
-        return true;
-      },
-      [](const void* a, std::size_t ia, const void* b, std::size_t ib) {
-        const P x = get<P>(a, ia);
-        const P y = get<P>(b, ib);
-        return x.v == y.v && x.i == y.i;  // fields only: padding bytes are unspecified
-      },
-      [](const void* buf, std::size_t idx) {
-        const P x = get<P>(buf, idx);
-        return "{" + std::to_string(static_cast<double>(x.v)) + ", " + std::to_string(x.i) + "}";
-      }};
+  return TypeOps{sizeof(P),
+                 [](void* buf, std::size_t idx, long v, int index_field) {
+                   P x{};
+                   x.v = static_cast<decltype(x.v)>(v);
+                   x.i = index_field;
+                   set<P>(buf, idx, x);
+                 },
+                 [](fc_op_t op, const void* xp, void* acc) {
+                   if (op != FC_MINLOC && op != FC_MAXLOC) return false;
+                   const P a = get<P>(xp, 0);
+                   P b = get<P>(acc, 0);
+                   const bool a_better = op == FC_MINLOC ? a.v < b.v : a.v > b.v;
+                   if (a_better || (a.v == b.v && a.i < b.i))
+                     b = a;  // ties: the smaller index (MPI)
+                   set<P>(acc, 0, b);
+                   return true;
+                 },
+                 [](const void* a, std::size_t ia, const void* b, std::size_t ib) {
+                   const P x = get<P>(a, ia);
+                   const P y = get<P>(b, ib);
+                   return x.v == y.v && x.i == y.i;  // fields only: padding bytes are unspecified
+                 },
+                 [](const void* buf, std::size_t idx) {
+                   const P x = get<P>(buf, idx);
+                   return "{" + std::to_string(static_cast<double>(x.v)) + ", " +
+                          std::to_string(x.i) + "}";
+                 }};
 }
 
 TypeOps type_ops(fc_datatype_t dt) {
   switch (dt) {
-    case FC_INT8: return scalar_ops<std::int8_t>();
-    case FC_INT16: return scalar_ops<std::int16_t>();
-    case FC_INT32: return scalar_ops<std::int32_t>();
-    case FC_INT64: return scalar_ops<std::int64_t>();
+    case FC_INT8:
+      return scalar_ops<std::int8_t>();
+    case FC_INT16:
+      return scalar_ops<std::int16_t>();
+    case FC_INT32:
+      return scalar_ops<std::int32_t>();
+    case FC_INT64:
+      return scalar_ops<std::int64_t>();
     case FC_UINT8:
-    case FC_BYTE: return scalar_ops<std::uint8_t>();
-    case FC_UINT16: return scalar_ops<std::uint16_t>();
-    case FC_UINT32: return scalar_ops<std::uint32_t>();
-    case FC_UINT64: return scalar_ops<std::uint64_t>();
-    case FC_FLOAT16: return half_ops<fabcoll::half_to_float, fabcoll::float_to_half>();
-    case FC_BFLOAT16: return half_ops<fabcoll::bf16_to_float, fabcoll::float_to_bf16>();
-    case FC_FLOAT: return scalar_ops<float>();
-    case FC_DOUBLE: return scalar_ops<double>();
-    case FC_FLOAT_INT: return pair_ops<fabcoll::FloatInt>();
-    case FC_DOUBLE_INT: return pair_ops<fabcoll::DoubleInt>();
-    default: break;
+    case FC_BYTE:
+      return scalar_ops<std::uint8_t>();
+    case FC_UINT16:
+      return scalar_ops<std::uint16_t>();
+    case FC_UINT32:
+      return scalar_ops<std::uint32_t>();
+    case FC_UINT64:
+      return scalar_ops<std::uint64_t>();
+    case FC_FLOAT16:
+      return half_ops<fabcoll::half_to_float, fabcoll::float_to_half>();
+    case FC_BFLOAT16:
+      return half_ops<fabcoll::bf16_to_float, fabcoll::float_to_bf16>();
+    case FC_FLOAT:
+      return scalar_ops<float>();
+    case FC_DOUBLE:
+      return scalar_ops<double>();
+    case FC_FLOAT_INT:
+      return pair_ops<fabcoll::FloatInt>();
+    case FC_DOUBLE_INT:
+      return pair_ops<fabcoll::DoubleInt>();
+    default:
+      break;
   }
   return scalar_ops<std::uint8_t>();
 }
@@ -332,14 +377,25 @@ struct Call {
     const auto up = static_cast<std::size_t>(p);
     std::size_t s = max_count, r = max_count;
     switch (info->coll) {
-      case Collective::gather: r = max_count * up; break;
-      case Collective::scatter: s = max_count * up; break;
+      case Collective::gather:
+        r = max_count * up;
+        break;
+      case Collective::scatter:
+        s = max_count * up;
+        break;
       case Collective::allgather:
-      case Collective::allgatherv: r = max_count * up; break;
+      case Collective::allgatherv:
+        r = max_count * up;
+        break;
       case Collective::alltoall:
-      case Collective::alltoallv: s = r = max_count * up; break;
-      case Collective::barrier: s = r = 0; break;
-      default: break;
+      case Collective::alltoallv:
+        s = r = max_count * up;
+        break;
+      case Collective::barrier:
+        s = r = 0;
+        break;
+      default:
+        break;
     }
     send = alloc_pages(s * t.size);
     recv = alloc_pages(r * t.size);
@@ -359,14 +415,25 @@ struct Call {
     if (count == 0) return false;
     send_elems = recv_elems = count;
     switch (info->coll) {
-      case Collective::gather: recv_elems = count * up; break;
-      case Collective::scatter: send_elems = count * up; break;
+      case Collective::gather:
+        recv_elems = count * up;
+        break;
+      case Collective::scatter:
+        send_elems = count * up;
+        break;
       case Collective::allgather:
-      case Collective::allgatherv: recv_elems = count * up; break;
+      case Collective::allgatherv:
+        recv_elems = count * up;
+        break;
       case Collective::alltoall:
-      case Collective::alltoallv: send_elems = recv_elems = count * up; break;
-      case Collective::reduce_scatter_block: send_elems = count * up; break;
-      default: break;
+      case Collective::alltoallv:
+        send_elems = recv_elems = count * up;
+        break;
+      case Collective::reduce_scatter_block:
+        send_elems = count * up;
+        break;
+      default:
+        break;
     }
     // The v-forms with uniform counts, as osu_allgatherv / osu_alltoallv run them.
     for (std::size_t j = 0; j < up; ++j) {
@@ -384,10 +451,12 @@ struct Call {
     std::memset(recv.get(), 0xA5, recv_elems * t.size);
     if (info->coll == Collective::bcast) {
       if (rank == root)
-        for (std::size_t i = 0; i < count; ++i) t.put(recv.get(), i, pattern(op, rank, i, it), rank);
+        for (std::size_t i = 0; i < count; ++i)
+          t.put(recv.get(), i, pattern(op, rank, i, it), rank);
       return;
     }
-    for (std::size_t i = 0; i < send_elems; ++i) t.put(send.get(), i, pattern(op, rank, i, it), rank);
+    for (std::size_t i = 0; i < send_elems; ++i)
+      t.put(send.get(), i, pattern(op, rank, i, it), rank);
   }
 
   /// Reference fold of element i over ranks lo..hi-1 (in rank order) into acc.
@@ -409,8 +478,9 @@ struct Call {
     auto expect = [&](std::size_t idx, const char* what) {
       if (t.equal(recv.get(), idx, want.data(), 0)) return;
       if (++bad <= 3) {
-        report += "  rank " + std::to_string(rank) + ": " + what + " element " + std::to_string(idx) +
-                  " is " + t.show(recv.get(), idx) + ", expected " + t.show(want.data(), 0) + "\n";
+        report += "  rank " + std::to_string(rank) + ": " + what + " element " +
+                  std::to_string(idx) + " is " + t.show(recv.get(), idx) + ", expected " +
+                  t.show(want.data(), 0) + "\n";
       }
     };
     auto value_of = [&](int r, std::size_t i) { t.put(want.data(), 0, pattern(op, r, i, it), r); };
@@ -424,7 +494,8 @@ struct Call {
     const auto up = static_cast<std::size_t>(p);
     const auto me = static_cast<std::size_t>(rank);
     switch (info->coll) {
-      case Collective::barrier: break;
+      case Collective::barrier:
+        break;
       case Collective::bcast:
         for (std::size_t i = 0; i < count; ++i) value_of(root, i), expect(i, "buffer");
         break;
@@ -472,7 +543,8 @@ struct Call {
           expect(i, "block");
         }
         break;
-      case Collective::count_: break;
+      case Collective::count_:
+        break;
     }
     return bad;
   }
@@ -483,14 +555,20 @@ struct Call {
   bool corrupt() {
     int target = p - 1;
     switch (info->coll) {
-      case Collective::barrier: return false;
-      case Collective::bcast: target = p > 1 ? (root + 1) % p : root; break;
+      case Collective::barrier:
+        return false;
+      case Collective::bcast:
+        target = p > 1 ? (root + 1) % p : root;
+        break;
       case Collective::reduce:
-      case Collective::gather: target = root; break;
+      case Collective::gather:
+        target = root;
+        break;
       case Collective::exscan:
         if (p == 1) return false;
         break;
-      default: break;
+      default:
+        break;
     }
     if (rank == target) recv.get()[0] ^= std::byte{0x5A};
     return true;
@@ -539,17 +617,21 @@ class FabcollLibrary final : public Library {
     const fc_datatype_t dt = c.dt;
     switch (c.info->coll) {
       case Collective::bcast:
-        return req ? fc_ibcast(c.buf(), n, dt, c.root, comm_, req) : fc_bcast(c.buf(), n, dt, c.root, comm_);
+        return req ? fc_ibcast(c.buf(), n, dt, c.root, comm_, req)
+                   : fc_bcast(c.buf(), n, dt, c.root, comm_);
       case Collective::reduce:
         return req ? fc_ireduce(s, r, n, dt, c.op, c.root, comm_, req)
                    : fc_reduce(s, r, n, dt, c.op, c.root, comm_);
       case Collective::allreduce:
-        return req ? fc_iallreduce(s, r, n, dt, c.op, comm_, req) : fc_allreduce(s, r, n, dt, c.op, comm_);
+        return req ? fc_iallreduce(s, r, n, dt, c.op, comm_, req)
+                   : fc_allreduce(s, r, n, dt, c.op, comm_);
       case Collective::scan:
         return req ? fc_iscan(s, r, n, dt, c.op, comm_, req) : fc_scan(s, r, n, dt, c.op, comm_);
       case Collective::exscan:
-        return req ? fc_iexscan(s, r, n, dt, c.op, comm_, req) : fc_exscan(s, r, n, dt, c.op, comm_);
-      case Collective::barrier: return req ? fc_ibarrier(comm_, req) : fc_barrier(comm_);
+        return req ? fc_iexscan(s, r, n, dt, c.op, comm_, req)
+                   : fc_exscan(s, r, n, dt, c.op, comm_);
+      case Collective::barrier:
+        return req ? fc_ibarrier(comm_, req) : fc_barrier(comm_);
       case Collective::gather:
         return req ? fc_igather(s, n, dt, r, n, dt, c.root, comm_, req)
                    : fc_gather(s, n, dt, r, n, dt, c.root, comm_);
@@ -557,12 +639,14 @@ class FabcollLibrary final : public Library {
         return req ? fc_iscatter(s, n, dt, r, n, dt, c.root, comm_, req)
                    : fc_scatter(s, n, dt, r, n, dt, c.root, comm_);
       case Collective::allgather:
-        return req ? fc_iallgather(s, n, dt, r, n, dt, comm_, req) : fc_allgather(s, n, dt, r, n, dt, comm_);
+        return req ? fc_iallgather(s, n, dt, r, n, dt, comm_, req)
+                   : fc_allgather(s, n, dt, r, n, dt, comm_);
       case Collective::allgatherv:
         return req ? fc_iallgatherv(s, n, dt, r, c.rcounts.data(), c.rdispls.data(), dt, comm_, req)
                    : fc_allgatherv(s, n, dt, r, c.rcounts.data(), c.rdispls.data(), dt, comm_);
       case Collective::alltoall:
-        return req ? fc_ialltoall(s, n, dt, r, n, dt, comm_, req) : fc_alltoall(s, n, dt, r, n, dt, comm_);
+        return req ? fc_ialltoall(s, n, dt, r, n, dt, comm_, req)
+                   : fc_alltoall(s, n, dt, r, n, dt, comm_);
       case Collective::alltoallv:
         return req ? fc_ialltoallv(s, c.scounts.data(), c.sdispls.data(), dt, r, c.rcounts.data(),
                                    c.rdispls.data(), dt, comm_, req)
@@ -571,7 +655,8 @@ class FabcollLibrary final : public Library {
       case Collective::reduce_scatter_block:
         return req ? fc_ireduce_scatter_block(s, r, n, dt, c.op, comm_, req)
                    : fc_reduce_scatter_block(s, r, n, dt, c.op, comm_);
-      case Collective::count_: break;
+      case Collective::count_:
+        break;
     }
     return FC_ERR_INTERNAL;
   }
@@ -587,37 +672,64 @@ class MpiLibrary final : public Library {
   /// The MPI datatype of dt, or MPI_DATATYPE_NULL if MPI has none (fp16, bf16).
   static MPI_Datatype datatype(fc_datatype_t dt) {
     switch (dt) {
-      case FC_INT8: return MPI_INT8_T;
-      case FC_INT16: return MPI_INT16_T;
-      case FC_INT32: return MPI_INT32_T;
-      case FC_INT64: return MPI_INT64_T;
-      case FC_UINT8: return MPI_UINT8_T;
-      case FC_UINT16: return MPI_UINT16_T;
-      case FC_UINT32: return MPI_UINT32_T;
-      case FC_UINT64: return MPI_UINT64_T;
-      case FC_FLOAT: return MPI_FLOAT;
-      case FC_DOUBLE: return MPI_DOUBLE;
-      case FC_FLOAT_INT: return MPI_FLOAT_INT;
-      case FC_DOUBLE_INT: return MPI_DOUBLE_INT;
-      case FC_BYTE: return MPI_BYTE;
-      default: return MPI_DATATYPE_NULL;
+      case FC_INT8:
+        return MPI_INT8_T;
+      case FC_INT16:
+        return MPI_INT16_T;
+      case FC_INT32:
+        return MPI_INT32_T;
+      case FC_INT64:
+        return MPI_INT64_T;
+      case FC_UINT8:
+        return MPI_UINT8_T;
+      case FC_UINT16:
+        return MPI_UINT16_T;
+      case FC_UINT32:
+        return MPI_UINT32_T;
+      case FC_UINT64:
+        return MPI_UINT64_T;
+      case FC_FLOAT:
+        return MPI_FLOAT;
+      case FC_DOUBLE:
+        return MPI_DOUBLE;
+      case FC_FLOAT_INT:
+        return MPI_FLOAT_INT;
+      case FC_DOUBLE_INT:
+        return MPI_DOUBLE_INT;
+      case FC_BYTE:
+        return MPI_BYTE;
+      default:
+        return MPI_DATATYPE_NULL;
     }
   }
   static MPI_Op op(fc_op_t o) {
     switch (o) {
-      case FC_SUM: return MPI_SUM;
-      case FC_PROD: return MPI_PROD;
-      case FC_MIN: return MPI_MIN;
-      case FC_MAX: return MPI_MAX;
-      case FC_LAND: return MPI_LAND;
-      case FC_LOR: return MPI_LOR;
-      case FC_LXOR: return MPI_LXOR;
-      case FC_BAND: return MPI_BAND;
-      case FC_BOR: return MPI_BOR;
-      case FC_BXOR: return MPI_BXOR;
-      case FC_MINLOC: return MPI_MINLOC;
-      case FC_MAXLOC: return MPI_MAXLOC;
-      default: return MPI_OP_NULL;
+      case FC_SUM:
+        return MPI_SUM;
+      case FC_PROD:
+        return MPI_PROD;
+      case FC_MIN:
+        return MPI_MIN;
+      case FC_MAX:
+        return MPI_MAX;
+      case FC_LAND:
+        return MPI_LAND;
+      case FC_LOR:
+        return MPI_LOR;
+      case FC_LXOR:
+        return MPI_LXOR;
+      case FC_BAND:
+        return MPI_BAND;
+      case FC_BOR:
+        return MPI_BOR;
+      case FC_BXOR:
+        return MPI_BXOR;
+      case FC_MINLOC:
+        return MPI_MINLOC;
+      case FC_MAXLOC:
+        return MPI_MAXLOC;
+      default:
+        return MPI_OP_NULL;
     }
   }
 
@@ -650,23 +762,28 @@ class MpiLibrary final : public Library {
     const int n = static_cast<int>(c.count);
     const MPI_Datatype dt = datatype(c.dt);
     const MPI_Op o = op(c.op);
-    if (counts_.size() != c.rcounts.size()) counts_.resize(c.rcounts.size()), displs_.resize(c.rcounts.size());
+    if (counts_.size() != c.rcounts.size())
+      counts_.resize(c.rcounts.size()), displs_.resize(c.rcounts.size());
     for (std::size_t j = 0; j < c.rcounts.size(); ++j) {
       counts_[j] = static_cast<int>(c.rcounts[j]);
       displs_[j] = static_cast<int>(c.rdispls[j]);
     }
     switch (c.info->coll) {
       case Collective::bcast:
-        return req ? MPI_Ibcast(c.buf(), n, dt, c.root, comm_, req) : MPI_Bcast(c.buf(), n, dt, c.root, comm_);
+        return req ? MPI_Ibcast(c.buf(), n, dt, c.root, comm_, req)
+                   : MPI_Bcast(c.buf(), n, dt, c.root, comm_);
       case Collective::reduce:
-        return req ? MPI_Ireduce(s, r, n, dt, o, c.root, comm_, req) : MPI_Reduce(s, r, n, dt, o, c.root, comm_);
+        return req ? MPI_Ireduce(s, r, n, dt, o, c.root, comm_, req)
+                   : MPI_Reduce(s, r, n, dt, o, c.root, comm_);
       case Collective::allreduce:
-        return req ? MPI_Iallreduce(s, r, n, dt, o, comm_, req) : MPI_Allreduce(s, r, n, dt, o, comm_);
+        return req ? MPI_Iallreduce(s, r, n, dt, o, comm_, req)
+                   : MPI_Allreduce(s, r, n, dt, o, comm_);
       case Collective::scan:
         return req ? MPI_Iscan(s, r, n, dt, o, comm_, req) : MPI_Scan(s, r, n, dt, o, comm_);
       case Collective::exscan:
         return req ? MPI_Iexscan(s, r, n, dt, o, comm_, req) : MPI_Exscan(s, r, n, dt, o, comm_);
-      case Collective::barrier: return req ? MPI_Ibarrier(comm_, req) : MPI_Barrier(comm_);
+      case Collective::barrier:
+        return req ? MPI_Ibarrier(comm_, req) : MPI_Barrier(comm_);
       case Collective::gather:
         return req ? MPI_Igather(s, n, dt, r, n, dt, c.root, comm_, req)
                    : MPI_Gather(s, n, dt, r, n, dt, c.root, comm_);
@@ -674,22 +791,25 @@ class MpiLibrary final : public Library {
         return req ? MPI_Iscatter(s, n, dt, r, n, dt, c.root, comm_, req)
                    : MPI_Scatter(s, n, dt, r, n, dt, c.root, comm_);
       case Collective::allgather:
-        return req ? MPI_Iallgather(s, n, dt, r, n, dt, comm_, req) : MPI_Allgather(s, n, dt, r, n, dt, comm_);
+        return req ? MPI_Iallgather(s, n, dt, r, n, dt, comm_, req)
+                   : MPI_Allgather(s, n, dt, r, n, dt, comm_);
       case Collective::allgatherv:
         return req ? MPI_Iallgatherv(s, n, dt, r, counts_.data(), displs_.data(), dt, comm_, req)
                    : MPI_Allgatherv(s, n, dt, r, counts_.data(), displs_.data(), dt, comm_);
       case Collective::alltoall:
-        return req ? MPI_Ialltoall(s, n, dt, r, n, dt, comm_, req) : MPI_Alltoall(s, n, dt, r, n, dt, comm_);
+        return req ? MPI_Ialltoall(s, n, dt, r, n, dt, comm_, req)
+                   : MPI_Alltoall(s, n, dt, r, n, dt, comm_);
       case Collective::alltoallv:
         // Uniform counts: the send and receive layouts are the same.
-        return req ? MPI_Ialltoallv(s, counts_.data(), displs_.data(), dt, r, counts_.data(), displs_.data(), dt,
-                                    comm_, req)
-                   : MPI_Alltoallv(s, counts_.data(), displs_.data(), dt, r, counts_.data(), displs_.data(), dt,
-                                   comm_);
+        return req ? MPI_Ialltoallv(s, counts_.data(), displs_.data(), dt, r, counts_.data(),
+                                    displs_.data(), dt, comm_, req)
+                   : MPI_Alltoallv(s, counts_.data(), displs_.data(), dt, r, counts_.data(),
+                                   displs_.data(), dt, comm_);
       case Collective::reduce_scatter_block:
         return req ? MPI_Ireduce_scatter_block(s, r, n, dt, o, comm_, req)
                    : MPI_Reduce_scatter_block(s, r, n, dt, o, comm_);
-      case Collective::count_: break;
+      case Collective::count_:
+        break;
     }
     return MPI_ERR_OTHER;
   }
@@ -734,7 +854,9 @@ struct RankTimes {
   double wait = 0;     // the wait call
   double errors = 0;   // validation mismatches (as a double, to gather with the times)
   static constexpr std::size_t kFields = 7;
-  std::array<double, kFields> pack() const { return {latency, overall, compute, init, test, wait, errors}; }
+  std::array<double, kFields> pack() const {
+    return {latency, overall, compute, init, test, wait, errors};
+  }
   static RankTimes unpack(const double* v) { return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]}; }
 };
 
@@ -883,7 +1005,7 @@ struct Row {
   double avg = 0, min = 0, max = 0;  // latency (blocking) or pure communication (nonblocking)
   double overall = 0, compute = 0, init = 0, test = 0, wait = 0, overlap = 0;
   long errors = 0;
-  bool compared = false;        // --compare-mpi: the MPI library's own call on the same buffers
+  bool compared = false;  // --compare-mpi: the MPI library's own call on the same buffers
   double mpi_avg = 0, mpi_min = 0, mpi_max = 0;
   long mpi_errors = 0;
   [[nodiscard]] double ratio() const { return mpi_avg > 0 ? avg / mpi_avg : 0; }
@@ -910,7 +1032,8 @@ Row summarise(const std::vector<double>& all, int p) {
   row.wait = mean.wait / p;
   row.errors = std::lround(mean.errors);
   // OSU: overlap = max(0, 100 - 100 (overall - compute) / pure communication).
-  row.overlap = row.avg > 0 ? std::max(0.0, 100.0 - 100.0 * (row.overall - row.compute) / row.avg) : 0;
+  row.overlap =
+      row.avg > 0 ? std::max(0.0, 100.0 - 100.0 * (row.overall - row.compute) / row.avg) : 0;
   return row;
 }
 
@@ -934,10 +1057,14 @@ struct Report {
       std::printf("#%*s", first - 1, nonblocking ? "Overall(us)" : "Avg Latency(us)");
     if (nonblocking) {
       std::printf("%*s", kField, "Compute(us)");
-      if (full) std::printf("%*s%*s%*s", kField, "Coll. Init(us)", kField, "fc_test(us)", kField, "fc_wait(us)");
+      if (full)
+        std::printf("%*s%*s%*s", kField, "Coll. Init(us)", kField, "fc_test(us)", kField,
+                    "fc_wait(us)");
       std::printf("%*s%*s", kField, "Pure Comm.(us)", kField, "Overlap(%)");
     } else {
-      if (full) std::printf("%*s%*s%*s", kField, "Min Latency(us)", kField, "Max Latency(us)", 12, "Iterations");
+      if (full)
+        std::printf("%*s%*s%*s", kField, "Min Latency(us)", kField, "Max Latency(us)", 12,
+                    "Iterations");
     }
     // The MPI library on the same buffers: its Avg (nonblocking: its Pure Comm.), fabcoll / MPI.
     if (compare) std::printf("%*s%*s", kField, "MPI Avg(us)", 10, "Ratio");
@@ -951,14 +1078,17 @@ struct Report {
     if (nonblocking) {
       std::printf("%*.*f%*.*f", first, kPrecision, r.overall, kField, kPrecision, r.compute);
       if (full)
-        std::printf("%*.*f%*.*f%*.*f", kField, kPrecision, r.init, kField, kPrecision, r.test, kField,
-                    kPrecision, r.wait);
+        std::printf("%*.*f%*.*f%*.*f", kField, kPrecision, r.init, kField, kPrecision, r.test,
+                    kField, kPrecision, r.wait);
       std::printf("%*.*f%*.*f", kField, kPrecision, r.avg, kField, kPrecision, r.overlap);
     } else {
       std::printf("%*.*f", first, kPrecision, r.avg);
-      if (full) std::printf("%*.*f%*.*f%*ld", kField, kPrecision, r.min, kField, kPrecision, r.max, 12, r.iterations);
+      if (full)
+        std::printf("%*.*f%*.*f%*ld", kField, kPrecision, r.min, kField, kPrecision, r.max, 12,
+                    r.iterations);
     }
-    if (compare) std::printf("%*.*f%*.*f", kField, kPrecision, r.mpi_avg, 10, kPrecision, r.ratio());
+    if (compare)
+      std::printf("%*.*f%*.*f", kField, kPrecision, r.mpi_avg, 10, kPrecision, r.ratio());
     if (validate) std::printf("%*s", 12, r.errors == 0 && r.mpi_errors == 0 ? "Pass" : "Fail");
     std::printf("\n");
     std::fflush(stdout);
@@ -1051,15 +1181,16 @@ int main(int argc, char** argv) {
   app.add_flag("-c,--validation", validate,
                "check every result against a serial reference, every iteration (outside the "
                "timed region); a mismatch is reported, marks the row Fail, and the exit code is 1");
-  app.add_option("-t,--num_test_calls", test_calls,
-                 "nonblocking forms: fc_test calls spread through the dummy computation (default 0)")
+  app.add_option(
+         "-t,--num_test_calls", test_calls,
+         "nonblocking forms: fc_test calls spread through the dummy computation (default 0)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--algorithm", algorithm,
                  "force an algorithm (sets FABCOLL_<COLLECTIVE>_ALGORITHM); "
                  "`fabcoll-info --algorithms` lists them");
-  app.add_option("--datatype", datatype_name,
-                 "element type: " + names(kDatatypes) +
-                     " (default: float for reductions, byte otherwise)");
+  app.add_option(
+      "--datatype", datatype_name,
+      "element type: " + names(kDatatypes) + " (default: float for reductions, byte otherwise)");
   app.add_option("--op", op_name, "reduction operator: " + names(kOps) + " (default sum)");
   app.add_option("--root", root, "root rank of bcast, reduce, gather, scatter (default 0)")
       ->check(CLI::NonNegativeNumber);
@@ -1092,8 +1223,10 @@ int main(int argc, char** argv) {
 #ifndef FABCOLL_BENCH_MPI
   if (compare_mpi) {
     if (talk)
-      std::fprintf(stderr, "fabcoll-bench: --compare-mpi needs fabcoll-bench-mpi (built when MPI is found), "
-                           "run under mpirun\n");
+      std::fprintf(
+          stderr,
+          "fabcoll-bench: --compare-mpi needs fabcoll-bench-mpi (built when MPI is found), "
+          "run under mpirun\n");
     return 2;
   }
 #endif
@@ -1102,8 +1235,8 @@ int main(int argc, char** argv) {
   const auto dt_value = lookup(kDatatypes, datatype_name);
   if (!dt_value) {
     if (talk)
-      std::fprintf(stderr, "fabcoll-bench: unknown datatype '%s'; valid: %s\n", datatype_name.c_str(),
-                   names(kDatatypes).c_str());
+      std::fprintf(stderr, "fabcoll-bench: unknown datatype '%s'; valid: %s\n",
+                   datatype_name.c_str(), names(kDatatypes).c_str());
     return 2;
   }
   const auto dt = static_cast<fc_datatype_t>(*dt_value);
@@ -1117,15 +1250,18 @@ int main(int argc, char** argv) {
   const fc_op_t op = *op_value;
 
   std::size_t min_size = 1, max_size = std::size_t{1} << 20;  // OSU's defaults
-  if (!sizes.empty() && (!parse_sizes(sizes, min_size, max_size) || min_size == 0 || min_size > max_size)) {
+  if (!sizes.empty() &&
+      (!parse_sizes(sizes, min_size, max_size) || min_size == 0 || min_size > max_size)) {
     if (talk)
-      std::fprintf(stderr, "fabcoll-bench: bad -m '%s': expected [MIN:]MAX bytes with 0 < MIN <= MAX\n",
+      std::fprintf(stderr,
+                   "fabcoll-bench: bad -m '%s': expected [MIN:]MAX bytes with 0 < MIN <= MAX\n",
                    sizes.c_str());
     return 2;
   }
 
   const fabcoll::Algorithm* forced = nullptr;
-  const std::string env_name = "FABCOLL_" + upper(fabcoll::collective_name(info->coll)) + "_ALGORITHM";
+  const std::string env_name =
+      "FABCOLL_" + upper(fabcoll::collective_name(info->coll)) + "_ALGORITHM";
   if (!algorithm.empty()) {
     forced = fabcoll::find_algorithm(info->coll, algorithm);
     if (forced == nullptr) {
@@ -1158,8 +1294,8 @@ int main(int argc, char** argv) {
   auto finish = [](int code) { return code; };
 #endif
   if (init_rc != FC_SUCCESS) {
-    std::fprintf(stderr, "fabcoll-bench: fabcoll initialisation failed: %s: %s\n", fc_strerror(init_rc),
-                 fc_last_error_message());
+    std::fprintf(stderr, "fabcoll-bench: fabcoll initialisation failed: %s: %s\n",
+                 fc_strerror(init_rc), fc_last_error_message());
     return finish(1);
   }
   fc_comm_t world = FC_COMM_NULL;
@@ -1174,9 +1310,11 @@ int main(int argc, char** argv) {
     return finish(2);
   };
   if (info->rooted && root >= p)
-    return usage_error("--root " + std::to_string(root) + " is not a rank of the " + std::to_string(p) + " ranks");
+    return usage_error("--root " + std::to_string(root) + " is not a rank of the " +
+                       std::to_string(p) + " ranks");
   if (forced != nullptr && forced->needs_power_of_two && (p & (p - 1)) != 0)
-    return usage_error("algorithm " + algorithm + " needs p to be a power of two (p = " + std::to_string(p) + ")");
+    return usage_error("algorithm " + algorithm +
+                       " needs p to be a power of two (p = " + std::to_string(p) + ")");
 
   FabcollLibrary lib(world);
 #ifdef FABCOLL_BENCH_MPI
@@ -1219,13 +1357,17 @@ int main(int argc, char** argv) {
     mpi_name = mpi_name.substr(0, mpi_name.find_first_of(",\n"));
   }
 #endif
-  std::string preamble = std::string("# fabcoll ") + (o.nonblocking ? "Non-blocking " : "") + info->title +
-                         " Latency Test v" + std::to_string(FABCOLL_VERSION_MAJOR) + "." +
-                         std::to_string(FABCOLL_VERSION_MINOR) + "." +
+  std::string preamble = std::string("# fabcoll ") + (o.nonblocking ? "Non-blocking " : "") +
+                         info->title + " Latency Test v" + std::to_string(FABCOLL_VERSION_MAJOR) +
+                         "." + std::to_string(FABCOLL_VERSION_MINOR) + "." +
                          std::to_string(FABCOLL_VERSION_PATCH) + "\n";
   preamble += "# Ranks: " + std::to_string(p) + "  Algorithm: " + algo_text + "\n";
-  if (compare_mpi) preamble += "# Compared with: " + mpi_name + " (same buffers, same loop; Ratio = fabcoll / MPI)\n";
-  if (sized) preamble += "# Datatype: " + upper("fc_" + datatype_name) + " (" + std::to_string(call.t.size) + " bytes).";
+  if (compare_mpi)
+    preamble +=
+        "# Compared with: " + mpi_name + " (same buffers, same loop; Ratio = fabcoll / MPI)\n";
+  if (sized)
+    preamble += "# Datatype: " + upper("fc_" + datatype_name) + " (" + std::to_string(call.t.size) +
+                " bytes).";
   if (info->reduction) preamble += "  Op: " + upper(std::string("fc_") + name_of(kOps, op)) + ".";
   if (info->rooted) preamble += "  Root: " + std::to_string(root) + ".";
   if (sized) preamble += "\n";
@@ -1247,25 +1389,25 @@ int main(int argc, char** argv) {
     const long skip = warmup >= 0 ? warmup : (large ? 10 : 100);
     if (show_progress) {
       if (is_tty(2))
-        std::fprintf(stderr, "\r\033[Kfabcoll-bench: %s size %zu (%zu/%zu)", coll_name.c_str(), size, done,
-                     size_list.size());
+        std::fprintf(stderr, "\r\033[Kfabcoll-bench: %s size %zu (%zu/%zu)", coll_name.c_str(),
+                     size, done, size_list.size());
       else
-        std::fprintf(stderr, "fabcoll-bench: %s size %zu (%zu/%zu)\n", coll_name.c_str(), size, done,
-                     size_list.size());
+        std::fprintf(stderr, "fabcoll-bench: %s size %zu (%zu/%zu)\n", coll_name.c_str(), size,
+                     done, size_list.size());
     }
     std::string mismatches;
     const RankTimes mine = measure(lib, call, iters, skip, o, compute.get(), mismatches);
     if (!mismatches.empty())
-      std::fprintf(stderr, "fabcoll-bench: validation of %s size %zu failed:\n%s", coll_name.c_str(), size,
-                   mismatches.c_str());
+      std::fprintf(stderr, "fabcoll-bench: validation of %s size %zu failed:\n%s",
+                   coll_name.c_str(), size, mismatches.c_str());
     if (mine.errors > 0) ++failures;
 
     // Gather every rank's times at rank 0 (the OSU reduction of min/max/sum, in one call).
     auto gather = [&](const RankTimes& t) {
       const auto packed = t.pack();
       std::vector<double> all(r0 ? static_cast<std::size_t>(p) * RankTimes::kFields : 0);
-      if (const int rc = fc_gather(packed.data(), packed.size(), FC_DOUBLE, r0 ? all.data() : nullptr,
-                                   packed.size(), FC_DOUBLE, 0, world);
+      if (const int rc = fc_gather(packed.data(), packed.size(), FC_DOUBLE,
+                                   r0 ? all.data() : nullptr, packed.size(), FC_DOUBLE, 0, world);
           rc != FC_SUCCESS)
         fail(lib, call, "gathering the times after ", rc);
       return all;
@@ -1275,10 +1417,11 @@ int main(int argc, char** argv) {
 #ifdef FABCOLL_BENCH_MPI
     if (compare_mpi) {
       std::string mpi_mismatches;
-      const RankTimes theirs = measure(mpi_lib, call, iters, skip, o, compute.get(), mpi_mismatches);
+      const RankTimes theirs =
+          measure(mpi_lib, call, iters, skip, o, compute.get(), mpi_mismatches);
       if (!mpi_mismatches.empty())
-        std::fprintf(stderr, "fabcoll-bench: validation of MPI %s size %zu failed:\n%s", coll_name.c_str(),
-                     size, mpi_mismatches.c_str());
+        std::fprintf(stderr, "fabcoll-bench: validation of MPI %s size %zu failed:\n%s",
+                     coll_name.c_str(), size, mpi_mismatches.c_str());
       if (theirs.errors > 0) ++failures;
       const std::vector<double> all_mpi = gather(theirs);
       if (r0) mpi_row = summarise(all_mpi, p);
@@ -1300,10 +1443,8 @@ int main(int argc, char** argv) {
     if (show_progress && is_tty(2)) std::fprintf(stderr, "\r\033[K");
     report.row(row);
     if (row.errors > 0 || row.mpi_errors > 0) failures = std::max(failures, 1L);
-    nlohmann::json j = {{"size", size},
-                        {"count", row.count},
-                        {"iterations", iters},
-                        {"warmup", skip}};
+    nlohmann::json j = {
+        {"size", size}, {"count", row.count}, {"iterations", iters}, {"warmup", skip}};
     if (o.nonblocking) {
       j["overall_us"] = row.overall;
       j["compute_us"] = row.compute;
@@ -1331,7 +1472,8 @@ int main(int argc, char** argv) {
   if (r0 && !json_path.empty()) {
     nlohmann::json doc = {
         {"benchmark", "fabcoll-bench"},
-        {"version", std::to_string(FABCOLL_VERSION_MAJOR) + "." + std::to_string(FABCOLL_VERSION_MINOR) + "." +
+        {"version", std::to_string(FABCOLL_VERSION_MAJOR) + "." +
+                        std::to_string(FABCOLL_VERSION_MINOR) + "." +
                         std::to_string(FABCOLL_VERSION_PATCH)},
         {"library", lib.name()},
         {"collective", fabcoll::collective_name(info->coll)},
@@ -1345,7 +1487,8 @@ int main(int argc, char** argv) {
         {"root", info->rooted ? nlohmann::json(root) : nlohmann::json(nullptr)},
         {"validation", validate},
         {"timing",
-         "OSU: barrier after every iteration; each rank times its own calls; avg_us = mean over ranks of "
+         "OSU: barrier after every iteration; each rank times its own calls; avg_us = mean over "
+         "ranks of "
          "the per-rank mean time per call; min_us/max_us = least/greatest per-rank mean"},
         {"results", results}};
     if (compare_mpi) doc["mpi_library"] = mpi_name;
@@ -1358,6 +1501,7 @@ int main(int argc, char** argv) {
   }
 
   const int rc = fc_finalize(ctx);
-  if (rc != FC_SUCCESS) std::fprintf(stderr, "fabcoll-bench: fc_finalize: %s\n", fc_last_error_message());
+  if (rc != FC_SUCCESS)
+    std::fprintf(stderr, "fabcoll-bench: fc_finalize: %s\n", fc_last_error_message());
   return finish(failures > 0 || rc != FC_SUCCESS ? 1 : 0);
 }

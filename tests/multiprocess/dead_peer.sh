@@ -5,7 +5,8 @@
 set -uo pipefail
 RUN=$1
 PROG=$2
-out=$(FABCOLL_TIMEOUT=5 "$RUN" -n 3 --grace 20 --tag-output -- "$PROG" --die-rank 1 --die-at 5 --quick 2>&1)
+shift 2  # the rest: extra fabcoll-run options (e.g. --transport ofi --provider sockets)
+out=$(FABCOLL_TIMEOUT=5 "$RUN" -n 3 --grace 20 --tag-output "$@" -- "$PROG" --die-rank 1 --die-at 5 --quick 2>&1)
 rc=$?
 echo "$out"
 fail() { echo "dead_peer: $*" >&2; exit 1; }

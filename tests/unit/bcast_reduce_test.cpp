@@ -55,6 +55,40 @@ TEST(BcastReduce, ReduceBinomialMatchesTheorem) {
   }
 }
 
+// Non-commutative operator with root ≠ 0: reduce to rank 0 in rank order, then forward:
+// ⌈log p⌉(α + βn + γn) + α + βn exactly for p = 2^d (2x2 matrix products, phantom sizes).
+Task<> reduce_binomial_body(Comm& comm, const ReduceOp& op, std::size_t bytes, int root,
+                            std::vector<std::byte>& in, std::vector<std::byte>& out) {
+  Channel ch(comm, 0);
+  Task<> t = algorithms::reduce_binomial(ch, bytes_of(in.data(), bytes),
+                                         bytes_of(out.data(), bytes), op, root);
+  co_await t;
+}
+
+TEST(BcastReduce, ReduceBinomialNonCommutativeForwardCost) {
+  const fc_op_t matmul = register_user_op(matmul2x2, false);
+  const ReduceOp op(matmul, FC_UINT32);
+  for (const int p : {2, 4, 8, 16, 32}) {
+    for (const int root : {0, 1, p - 1}) {
+      const std::size_t bytes = 16 * 50;
+      sim::World world(p, kModel, true);
+      std::vector<std::vector<std::byte>> in(static_cast<std::size_t>(p),
+                                             std::vector<std::byte>(bytes));
+      std::vector<std::vector<std::byte>> out(static_cast<std::size_t>(p),
+                                              std::vector<std::byte>(bytes));
+      const sim::Stats st = world.run([&](Comm& c) {
+        const auto r = std::size_t(c.rank());
+        return reduce_binomial_body(c, op, bytes, root, in[r], out[r]);
+      });
+      const double n = double(bytes);
+      const double tree = ceil_log2(p) * (kModel.alpha + (kModel.beta + kModel.gamma) * n);
+      EXPECT_EQ(st.finish_time, tree + (root == 0 ? 0.0 : kModel.alpha + kModel.beta * n))
+          << "p=" << p << " root=" << root;
+    }
+  }
+  free_user_op(matmul);
+}
+
 int floor_log2(int p) {
   int d = 0;
   while ((2 << d) <= p) ++d;

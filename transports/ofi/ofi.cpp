@@ -114,6 +114,10 @@ bool is_peer_gone(int err) {
     case FI_EADDRNOTAVAIL:
     case FI_EHOSTDOWN:
     case FI_ESHUTDOWN:
+    case FI_ETIMEDOUT:
+    // The sockets provider reports a send to a killed peer (its connection lost) as FI_EIO.
+    // Every op here names one peer of a reliable endpoint, so an I/O error means that peer.
+    case FI_EIO:
       return true;
     default:
       return false;
@@ -577,7 +581,7 @@ int Endpoint::Impl::try_tx(TxItem& item) {
       if (rc != 0) {
         r->read_failed = true;
         r->fail_message =
-            "ofi: fi_read from rank " + std::to_string(r->peer) + " failed: " + fi_text(rc);
+            "ofi: fi_read from world rank " + std::to_string(r->peer) + " failed: " + fi_text(rc);
         if (r->reads_in_flight == 0) finish_read(r);
       }
       return 0;
@@ -585,7 +589,8 @@ int Endpoint::Impl::try_tx(TxItem& item) {
   if (is_busy(rc)) return -FI_EAGAIN;
   if (rc != 0) {
     const Errc e = is_peer_gone(-rc) ? Errc::peer_failure : Errc::transport;
-    fail_req(r, e, "ofi: send to rank " + std::to_string(r->peer) + " failed: " + fi_text(rc));
+    fail_req(r, e,
+             "ofi: send to world rank " + std::to_string(r->peer) + " failed: " + fi_text(rc));
   }
   return 0;
 }
@@ -622,7 +627,8 @@ int Endpoint::Impl::try_rx(Req* r) {
   if (is_busy(rc)) return -FI_EAGAIN;
   if (rc != 0) {
     const Errc e = is_peer_gone(-rc) ? Errc::peer_failure : Errc::transport;
-    fail_req(r, e, "ofi: receive from rank " + std::to_string(r->peer) + " failed: " + fi_text(rc));
+    fail_req(r, e,
+             "ofi: receive from world rank " + std::to_string(r->peer) + " failed: " + fi_text(rc));
     return 0;
   }
   r->phase = Phase::posted;
@@ -708,8 +714,9 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
     if (it == sends.end()) return;  // its send was cancelled
     Req* r = it->second;
     if (fin.status == kFinFailed) {
-      fail_req(r, Errc::transport,
-               "ofi: rank " + std::to_string(r->peer) + " failed to read a rendezvous message");
+      fail_req(
+          r, Errc::transport,
+          "ofi: world rank " + std::to_string(r->peer) + " failed to read a rendezvous message");
       return;
     }
     // A truncated receive still consumed the message: the send completes, as in MPI.
@@ -743,7 +750,7 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
     RtsHeader h{};
     if (got != sizeof h) {
       fail_req(r, Errc::transport,
-               "ofi: malformed rendezvous header from rank " + std::to_string(r->peer));
+               "ofi: malformed rendezvous header from world rank " + std::to_string(r->peer));
       return;
     }
     switch (r->mode) {
@@ -799,7 +806,8 @@ void Endpoint::Impl::on_error(const fi_cq_err_entry& e) {
     --r->reads_in_flight;
     if (!r->read_failed) {
       r->read_failed = true;
-      r->fail_message = "ofi: reading from rank " + std::to_string(r->peer) + " failed: " + detail;
+      r->fail_message =
+          "ofi: reading from world rank " + std::to_string(r->peer) + " failed: " + detail;
     }
     if (r->reads_in_flight == 0 && !r->tx_queued) finish_read(r);
     return;
@@ -813,7 +821,7 @@ void Endpoint::Impl::on_error(const fi_cq_err_entry& e) {
     return;
   }
   fail_req(r, errc,
-           std::string("ofi: ") + (r->is_send ? "send to" : "receive from") + " rank " +
+           std::string("ofi: ") + (r->is_send ? "send to" : "receive from") + " world rank " +
                std::to_string(r->peer) + " failed: " + detail);
 }
 

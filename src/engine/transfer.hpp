@@ -111,7 +111,15 @@ class [[nodiscard]] Transfer : private Waiter {
     op_->waiter = this;
   }
   void await_resume() const {
-    if (op_ != nullptr) op_->rethrow_if_failed();
+    if (op_ == nullptr) return;
+    op_->rethrow_if_failed();
+    // Every algorithm knows exactly how many bytes it receives: a shorter message means the
+    // ranks called the collective with different counts. Fail instead of computing garbage.
+    if (op_->kind == OpKind::recv && op_->received != op_->size) {
+      raise(Errc::invalid_count,
+            "mismatched counts: expected " + std::to_string(op_->size) + " bytes from world rank " +
+                std::to_string(op_->peer) + ", got " + std::to_string(op_->received));
+    }
   }
 
  private:

@@ -219,3 +219,25 @@ TEST(CppApi, SpansRaiiAndExceptions) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CApi, MismatchedCountsFailOnEveryRankInsteadOfAWrongResult) {
+  setenv("FABCOLL_TIMEOUT", "5", 1);
+  for (const char* alg : {"recursive_doubling", "ring", "rabenseifner"}) {
+    setenv("FABCOLL_ALLREDUCE_ALGORITHM", alg, 1);
+    run_world(2, [alg](int r, fc_context_t ctx) {
+      fc_comm_t world = nullptr;
+      ASSERT_EQ(fc_comm_world(ctx, &world), FC_SUCCESS);
+      std::vector<double> in(r == 0 ? 4 : 8, 1.0);
+      std::vector<double> out(in.size(), 0.0);
+      const int rc = fc_allreduce(in.data(), out.data(), in.size(), FC_DOUBLE, FC_SUM, world);
+      EXPECT_TRUE(rc == FC_ERR_INVALID_COUNT || rc == FC_ERR_TRUNCATE || rc == FC_ERR_TIMEOUT)
+          << alg << " rank " << r << ": " << fc_strerror(rc) << ": " << fc_last_error_message();
+    });
+  }
+  unsetenv("FABCOLL_ALLREDUCE_ALGORITHM");
+  unsetenv("FABCOLL_TIMEOUT");
+}
+
+}  // namespace

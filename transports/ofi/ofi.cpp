@@ -280,6 +280,7 @@ struct Endpoint::Impl {
     std::size_t read_next = 0;
     std::size_t reads_in_flight = 0;
     bool read_failed = false;
+    bool abandoned = false;  // cancelled and not given back in time: never touch its buffer
     std::string fail_message;
   };
 
@@ -736,7 +737,7 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
     }
     return;
   }
-  if (r->is_send) {  // eager send
+  if (r->is_send || r->abandoned) {  // eager send, or a receive whose buffer may be gone
     complete_req(r);
     return;
   }
@@ -871,6 +872,7 @@ void Endpoint::Impl::drain_until_gone(Req* r) {
     poll_cq();
     drain_queues();
   }
+  if (all.count(r) != 0) r->abandoned = true;
 }
 
 void Endpoint::Impl::shutdown_handshake() {

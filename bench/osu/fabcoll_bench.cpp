@@ -1304,8 +1304,14 @@ int main(int argc, char** argv) {
   fc_comm_rank(world, &rank);
   fc_comm_size(world, &p);
   const bool r0 = rank == 0;
+  // Every rank reaches the same verdict; the barrier keeps the others alive until rank 0 has
+  // printed it (the launcher stops the job at the first exit).
   auto usage_error = [&](const std::string& msg) {
-    if (r0) std::fprintf(stderr, "fabcoll-bench: %s\n", msg.c_str());
+    if (r0) {
+      std::fprintf(stderr, "fabcoll-bench: %s\n", msg.c_str());
+      std::fflush(stderr);
+    }
+    fc_barrier(world);
     fc_finalize(ctx);
     return finish(2);
   };

@@ -7,6 +7,9 @@
 #   json P          --json writes a document that parses and has a row per size
 #   bad-algorithm   an unknown --algorithm fails with a message listing the valid names
 #   inject P        -c with --inject-error fails (the validation can fail)
+#   types P         -c passes for other datatypes and ops (fp16, bf16, int8 wrap-around, pairs
+#                   with MINLOC/MAXLOC, logical and bitwise ops) and for rooted collectives with
+#                   --root P-1; a root outside the ranks and an op the datatype lacks are errors
 #   mpi MPIRUN P    (FABCOLL_BENCH is fabcoll-bench-mpi) under mpirun with --compare-mpi -c: an
 #                   MPI Avg and a Ratio column, mpi_avg_us in the JSON, every row Pass
 set -u
@@ -78,6 +81,32 @@ PY
         fail "$coll: the run without --inject-error failed"
     done
     echo "inject ok"
+    ;;
+  types)
+    p=$1
+    for combo in "float16 sum" "bfloat16 max" "int8 prod" "int8 sum" "double_int minloc" \
+                 "float_int maxloc" "byte bxor" "uint64 band" "int32 lxor" "int16 land"; do
+      read -r dt op <<<"$combo"
+      for coll in allreduce reduce_scatter; do
+        "$run" -n "$p" --timeout 60 -- "$bench" "$coll" --datatype "$dt" --op "$op" -m 1:64 -i 3 -x 1 -c \
+          >"$work/out" 2>"$work/err" || { cat "$work/out" "$work/err" >&2; fail "$coll $dt $op failed"; }
+      done
+    done
+    for coll in bcast reduce gather scatter ibcast igather; do
+      "$run" -n "$p" --timeout 60 -- "$bench" "$coll" --root $((p - 1)) --datatype int32 -m 1:256 -i 3 -x 1 -c \
+        >"$work/out" 2>"$work/err" || { cat "$work/out" "$work/err" >&2; fail "$coll --root $((p - 1)) failed"; }
+      grep -q "Root: $((p - 1))\." "$work/out" || fail "$coll: the header does not name the root"
+    done
+    if "$run" -n "$p" --timeout 60 -- "$bench" bcast --root "$p" -i 1 >/dev/null 2>"$work/err"; then
+      fail "--root $p (not a rank) was accepted"
+    fi
+    grep -q "is not a rank" "$work/err" || fail "no message for a bad --root"
+    if "$run" -n "$p" --timeout 60 -- "$bench" allreduce --datatype float --op bor -m 4:4 -i 1 \
+        >/dev/null 2>"$work/err"; then
+      fail "FC_BOR on float was accepted"
+    fi
+    grep -q "not defined for datatype float" "$work/err" || fail "no message for an op the datatype lacks"
+    echo "types ok"
     ;;
   mpi)
     mpirun=$1 p=$2

@@ -585,6 +585,17 @@ TEST(OfiEndpoint, MissingProviderListsThePresentOnes) {
 }
 
 TEST(OfiEndpoint, OptionsFromTheEnvironment) {
+  // Restores the caller's settings afterwards (FI_PROVIDER may be set for the whole run).
+  struct Saved {
+    std::string name;
+    bool set;
+    std::string value;
+  };
+  std::vector<Saved> saved;
+  for (const char* var : {"FABCOLL_PROVIDER", "FI_PROVIDER"}) {
+    const char* v = std::getenv(var);
+    saved.push_back(Saved{var, v != nullptr, v != nullptr ? v : ""});
+  }
   ::setenv("FABCOLL_PROVIDER", "sockets", 1);
   ::setenv("FI_PROVIDER", "shm", 1);
   EXPECT_EQ(ofi::options_from_environment().provider, "sockets");
@@ -595,6 +606,8 @@ TEST(OfiEndpoint, OptionsFromTheEnvironment) {
   ofi::Stats st;
   st.staged_bytes = 5;
   EXPECT_NE(ofi::format_stats("shm", st).find("staged 5 B"), std::string::npos);
+  for (const Saved& v : saved)
+    if (v.set) ::setenv(v.name.c_str(), v.value.c_str(), 1);
 }
 
 TEST(OfiEndpoint, AutomaticChoiceOpensAProvider) {

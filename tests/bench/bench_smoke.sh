@@ -4,7 +4,8 @@
 # MODE:
 #   coll P NAME     NAME and iNAME under fabcoll-run -n P with -m 1:4096 -i 5 -x 1 -c -f pass,
 #                   and the table has the OSU shape (# header lines, one row per size)
-#   json P          --json writes a document that parses and has a row per size
+#   json P          --json writes a document that parses and has a row per size;
+#                   scripts/plot_bench.py makes PNGs of it
 #   bad-algorithm   an unknown --algorithm fails with a message listing the valid names
 #   inject P        -c with --inject-error fails (the validation can fail)
 #   types P         -c passes for other datatypes and ops (fp16, bf16, int8 wrap-around, pairs
@@ -53,6 +54,20 @@ for r in d["results"]:
     assert r["validation"] == "pass" and r["iterations"] == 5 and r["min_us"] <= r["avg_us"] <= r["max_us"], r
 print("json ok:", len(sizes), "rows")
 PY
+    # scripts/plot_bench.py turns it into a PNG (where matplotlib is installed).
+    if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+      "$run" -n "$p" --timeout 60 -- "$bench" iallgather -m 1:64 -i 3 -x 1 --json "$work/nb.json" >/dev/null ||
+        fail "iallgather --json exited non-zero"
+      plot=$(dirname "$0")/../../scripts/plot_bench.py
+      /usr/bin/python3 "$plot" "$work/r.json" "$work/nb.json" -o "$work/all.png" >/dev/null ||
+        fail "plot_bench.py failed"
+      /usr/bin/python3 "$plot" "$work/r.json" "$work/nb.json" --per-collective -o "$work/plots" >/dev/null ||
+        fail "plot_bench.py --per-collective failed"
+      for f in all.png plots/allgather.png plots/iallgather.png; do
+        [[ $(head -c 8 "$work/$f" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || fail "$f is not a PNG"
+      done
+      echo "plot ok"
+    fi
     ;;
   bad-algorithm)
     if "$run" -n 2 --timeout 60 -- "$bench" allreduce --algorithm no_such_algorithm -m 4:8 -i 1 -x 0 \

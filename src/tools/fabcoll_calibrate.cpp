@@ -1,8 +1,664 @@
-// fabcoll-calibrate: placeholder so that the build (whose CMake block already names this file)
-// succeeds; the measuring tool follows.
-#include <cstdio>
+// fabcoll-calibrate: measure this machine's α, β (per link class) and γ (per reduction kernel),
+// fit the LAWN 29 model, derive packet-count rules and crossover tables, then VALIDATE the model
+// by running every candidate algorithm around each crossover and comparing predicted with
+// measured times. Writes the tuning file that load_tuning() reads at run time.
+//
+//   fabcoll-run -n P -- fabcoll-calibrate [-o tuning.json] [--report DIR] [--quick]
+//
+// Phases (progress on stderr from rank 0):
+//   1 ping-pong   ranks 0 and 1 on a 2-rank split communicator; one message = a p = 2
+//                 binomial bcast (a single send), a round trip = bcast from 0 then from 1.
+//                 Ranks not in the pair wait in a sleeping ibarrier so that, on machines with
+//                 fewer cores than ranks, they do not steal the pair's cores.
+//   2 fit         weighted (relative) least squares, two segments where a protocol break helps.
+//   3 gamma       ReduceOp::combine_left on buffers of 16 KiB … 4 MiB, rank 0 alone.
+//   4 tables      crossover tables and k rules for p ranks under the fitted model.
+//   5 validate    each eligible algorithm forced with FABCOLL_<COLL>_ALGORITHM (and its packet
+//                 count from the fitted model via FABCOLL_<COLL>_PACKET) at sizes around each
+//                 crossover; time = median over repetitions of the slowest rank's time.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
 
-int main() {
-  std::fputs("fabcoll-calibrate: not implemented yet\n", stderr);
-  return 1;
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "algorithms/registry.hpp"
+#include "engine/datatype.hpp"
+#include "fabcoll/fabcoll.h"
+#include "tuning/crossover.hpp"
+#include "tuning/fit.hpp"
+#include "tuning/tuning_file.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using fabcoll::Algorithm;
+using fabcoll::Collective;
+namespace tuning = fabcoll::tuning;
+
+double now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+[[noreturn]] void die(const std::string& what, int rc) {
+  std::fprintf(stderr, "fabcoll-calibrate: %s: %s (%s)\n", what.c_str(), fc_strerror(rc),
+               fc_last_error_message());
+  std::exit(1);
+}
+
+void check(int rc, const char* what) {
+  if (rc != FC_SUCCESS) die(what, rc);
+}
+
+/// Progress on stderr: phase, percent of the planned work, an estimate of the time left.
+class ProgressLine {
+ public:
+  ProgressLine(bool on, double total_units) : on_(on), total_(total_units), start_(now()) {}
+  void phase(const char* name) { phase_ = name; }
+  void advance(double units) {
+    done_ += units;
+    const double t = now();
+    if (!on_ || t - last_ < 1.0) return;
+    last_ = t;
+    const double frac = std::min(1.0, done_ / total_);
+    const double left = frac > 0 ? (t - start_) * (1 - frac) / frac : 0;
+    std::fprintf(stderr, "fabcoll-calibrate: [%s] %3.0f%%, about %.0f s left\n", phase_.c_str(),
+                 100 * frac, left);
+  }
+  [[nodiscard]] double elapsed() const { return now() - start_; }
+
+ private:
+  bool on_;
+  double total_;
+  double done_ = 0;
+  double start_;
+  double last_ = 0;
+  std::string phase_;
+};
+
+/// Waits in a barrier while sleeping between polls (idle ranks must not spin).
+void idle_barrier(fc_comm_t comm) {
+  fc_request_t req;
+  check(fc_ibarrier(comm, &req), "ibarrier");
+  int done = 0;
+  while (!done) {
+    check(fc_test(&req, &done), "test");
+    if (!done) usleep(500);
+  }
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// Sets FABCOLL_<COLL>_ALGORITHM (and _PACKET) for one scope; every rank does the same.
+class Force {
+ public:
+  Force(Collective c, std::string_view alg, double packet_bytes)
+      : alg_("FABCOLL_" + upper(fabcoll::collective_name(c)) + "_ALGORITHM"),
+        packet_("FABCOLL_" + upper(fabcoll::collective_name(c)) + "_PACKET") {
+    setenv(alg_.c_str(), std::string(alg).c_str(), 1);
+    if (packet_bytes > 0) setenv(packet_.c_str(), std::to_string(packet_bytes).c_str(), 1);
+  }
+  ~Force() {
+    unsetenv(alg_.c_str());
+    unsetenv(packet_.c_str());
+  }
+  Force(const Force&) = delete;
+  Force& operator=(const Force&) = delete;
+
+ private:
+  std::string alg_, packet_;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+std::string link_class() {
+  const char* t = std::getenv("FABCOLL_TRANSPORT");
+  if (t != nullptr && std::string(t) == "ofi") {
+    const char* prov = std::getenv("FABCOLL_PROVIDER");
+    return std::string("ofi/") + (prov != nullptr && *prov ? prov : "default");
+  }
+  if (t != nullptr && *t != '\0' && std::string(t) != "auto") return t;
+  return "shm";
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+struct PingPong {
+  std::vector<tuning::Point> medians;  // per size
+  std::vector<tuning::Point> all;      // every repetition
+};
+
+int pingpong_reps(double n, bool quick) {
+  const int r = static_cast<int>(3e7 / (n + 8192));
+  return std::clamp(r, quick ? 11 : 21, quick ? 101 : 301);
+}
+
+std::vector<double> pingpong_sizes(bool quick) {
+  std::vector<double> s;
+  const double top = quick ? double(4 << 20) : double(16 << 20);
+  for (double n = 8; n <= top; n *= quick ? 2.0 : std::sqrt(2.0)) s.push_back(std::round(n));
+  return s;
+}
+
+PingPong measure_pingpong(fc_comm_t world, int rank, bool quick, ProgressLine& prog) {
+  PingPong out;
+  fc_comm_t pair = FC_COMM_NULL;
+  check(fc_comm_split(world, rank < 2 ? 0 : FC_UNDEFINED, rank, &pair), "split");
+  const auto sizes = pingpong_sizes(quick);
+  if (pair != FC_COMM_NULL) {
+    Force force(Collective::bcast, "binomial", 0);  // at p = 2: exactly one send
+    std::vector<char> buf(static_cast<std::size_t>(sizes.back()), 1);
+    for (double n : sizes) {
+      const auto bytes = static_cast<std::size_t>(n);
+      const int reps = pingpong_reps(n, quick);
+      for (int w = 0; w < 2; ++w) {
+        check(fc_bcast(buf.data(), bytes, FC_BYTE, 0, pair), "bcast");
+        check(fc_bcast(buf.data(), bytes, FC_BYTE, 1, pair), "bcast");
+      }
+      std::vector<double> ts;
+      for (int r = 0; r < reps; ++r) {
+        const double t0 = now();
+        check(fc_bcast(buf.data(), bytes, FC_BYTE, 0, pair), "bcast");
+        check(fc_bcast(buf.data(), bytes, FC_BYTE, 1, pair), "bcast");
+        const double t = (now() - t0) / 2;
+        ts.push_back(t);
+        out.all.push_back({n, t});
+      }
+      out.medians.push_back({n, median(ts)});
+      prog.advance(1);
+    }
+    check(fc_comm_free(&pair), "comm_free");
+    check(fc_barrier(world), "barrier");
+  } else {
+    idle_barrier(world);
+  }
+  return out;
+}
+
+struct GammaPoint {
+  std::string op, dt;
+  fc_op_t op_id;
+  fc_datatype_t dt_id;
+};
+
+std::vector<tuning::GammaEntry> measure_gamma(bool quick, ProgressLine& prog,
+                                              std::vector<std::pair<std::string, tuning::Point>>& pts) {
+  const std::vector<GammaPoint> kernels = {{"sum", "float64", FC_SUM, FC_DOUBLE},
+                                           {"sum", "float32", FC_SUM, FC_FLOAT},
+                                           {"sum", "int32", FC_SUM, FC_INT32},
+                                           {"max", "float64", FC_MAX, FC_DOUBLE}};
+  const std::vector<double> sizes = quick ? std::vector<double>{16384, 262144, 1 << 20, 4 << 20}
+                                          : std::vector<double>{16384, 65536, 262144, 1 << 20,
+                                                                4 << 20, 16 << 20};
+  std::vector<tuning::GammaEntry> out;
+  std::vector<char> a(static_cast<std::size_t>(sizes.back())), b(a.size());
+  for (const GammaPoint& k : kernels) {
+    const fabcoll::ReduceOp op(k.op_id, k.dt_id);
+    std::vector<tuning::Point> fit_pts;
+    for (double n : sizes) {
+      const std::size_t count = static_cast<std::size_t>(n) / op.elem_size();
+      std::fill(a.begin(), a.end(), 0);
+      std::fill(b.begin(), b.end(), 0);
+      std::vector<double> ts;
+      for (int r = 0; r < (quick ? 5 : 11); ++r) {
+        const double t0 = now();
+        op.combine_left(a.data(), b.data(), count);
+        ts.push_back(now() - t0);
+      }
+      fit_pts.push_back({n, median(ts)});
+      pts.emplace_back(k.op + "/" + k.dt, fit_pts.back());
+    }
+    const tuning::LinearFit f = tuning::fit_linear(fit_pts, tuning::Weighting::relative);
+    out.push_back({k.op, k.dt, std::max(0.0, f.beta)});
+    prog.advance(1);
+  }
+  return out;
+}
+
+/// The table for p ranks under the fitted link (two models when there is a protocol break).
+std::vector<tuning::CrossoverSegment> table_for(Collective c, int p, const tuning::TuningFile& f,
+                                                const std::string& link, double n_max) {
+  const tuning::LinkParams& l = f.links.front();
+  std::vector<tuning::CrossoverSegment> t;
+  const double brk = l.break_bytes > 0 ? std::min(l.break_bytes, n_max) : n_max;
+  t = tuning::crossover_table(c, p, tuning::model_for(f, link, 0), {.n_min = 1, .n_max = brk});
+  if (brk < n_max) {
+    auto hi = tuning::crossover_table(c, p, tuning::model_for(f, link, brk),
+                                      {.n_min = brk, .n_max = n_max});
+    for (const auto& s : hi) {
+      if (!t.empty() && t.back().algorithm == s.algorithm) t.back().hi = s.hi;
+      else t.push_back(s);
+    }
+  }
+  return t;
+}
+
+struct Measured {
+  std::string coll, alg;
+  double n = 0, predicted = 0, measured = 0;
+  bool chosen = false, fastest = false;
+};
+
+/// Runs one collective of n bytes per rank (float64 elements; sum for reductions).
+void run_once(Collective c, fc_comm_t comm, int p, std::size_t n, std::vector<double>& a,
+              std::vector<double>& b) {
+  const std::size_t count = n / sizeof(double);
+  switch (c) {
+    case Collective::bcast: check(fc_bcast(a.data(), count, FC_DOUBLE, 0, comm), "bcast"); break;
+    case Collective::reduce:
+      check(fc_reduce(a.data(), b.data(), count, FC_DOUBLE, FC_SUM, 0, comm), "reduce");
+      break;
+    case Collective::allreduce:
+      check(fc_allreduce(a.data(), b.data(), count, FC_DOUBLE, FC_SUM, comm), "allreduce");
+      break;
+    case Collective::allgather:
+      check(fc_allgather(a.data(), count, FC_DOUBLE, b.data(), count, FC_DOUBLE, comm),
+            "allgather");
+      break;
+    case Collective::alltoall:
+      check(fc_alltoall(a.data(), count, FC_DOUBLE, b.data(), count, FC_DOUBLE, comm), "alltoall");
+      break;
+    case Collective::reduce_scatter_block:
+      check(fc_reduce_scatter_block(a.data(), b.data(), count, FC_DOUBLE, FC_SUM, comm),
+            "reduce_scatter_block");
+      break;
+    default: break;
+  }
+  (void)p;
+}
+
+std::vector<double> validation_sizes(const std::vector<tuning::CrossoverSegment>& t, bool quick) {
+  const double vmax = quick ? double(1 << 20) : double(4 << 20);
+  std::set<double> s;
+  for (std::size_t i = 1; i < t.size(); ++i) {
+    const double b = t[i].lo;
+    if (b < 64 || b > vmax) continue;
+    for (double x : {b / 2, b * 2})
+      s.insert(std::clamp(std::round(x / 8) * 8, 8.0, vmax));
+    if (s.size() >= (quick ? 4u : 8u)) break;
+  }
+  for (double x : {256.0, 16384.0, 262144.0, 1048576.0}) {
+    if (s.size() >= (quick ? 5u : 10u)) break;
+    if (x <= vmax) s.insert(x);
+  }
+  // Drop sizes within a factor 1.5 of a smaller kept one.
+  std::vector<double> out;
+  for (double x : s)
+    if (out.empty() || x > out.back() * 1.5) out.push_back(x);
+  return out;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "fabcoll-calibrate: measure alpha, beta (per link class) and gamma (per reduction kernel),\n"
+      "fit the cost model, compute packet-count rules and crossover tables, validate them by\n"
+      "running every candidate algorithm around each crossover, and write the tuning file.\n"
+      "Run it under the launcher: fabcoll-run -n P -- fabcoll-calibrate [options]\n"
+      "(or mpirun). Needs P >= 2. Use the file with FABCOLL_TUNING=FILE."};
+  std::string out_path;
+  std::string report_dir;
+  bool quick = false;
+  app.add_option("-o,--output", out_path,
+                 "tuning file to write (default: $XDG_CONFIG_HOME/fabcoll/tuning.json or "
+                 "~/.config/fabcoll/tuning.json)");
+  app.add_option("--report", report_dir,
+                 "write a Markdown summary, CSV data and PNG plots (python3 + matplotlib) here");
+  app.add_flag("--quick", quick, "fewer sizes and repetitions (under 2 minutes at p = 4)");
+  CLI11_PARSE(app, argc, argv);
+
+  fc_context_t ctx;
+  check(fc_init(&ctx), "init");
+  fc_comm_t world;
+  check(fc_comm_world(ctx, &world), "comm_world");
+  int rank = 0, p = 1;
+  fc_comm_rank(world, &rank);
+  fc_comm_size(world, &p);
+  if (p < 2) {
+    if (rank == 0)
+      std::fprintf(stderr, "fabcoll-calibrate: needs at least 2 ranks (run it under fabcoll-run "
+                           "-n P or mpirun)\n");
+    fc_finalize(ctx);
+    return 2;
+  }
+  if (out_path.empty()) {
+    const char* saved = std::getenv("FABCOLL_TUNING");
+    unsetenv("FABCOLL_TUNING");
+    out_path = tuning::tuning_path();
+    if (saved != nullptr) setenv("FABCOLL_TUNING", saved, 1);
+  }
+  const std::string link = link_class();
+  const std::vector<Collective> colls =
+      quick ? std::vector<Collective>{Collective::bcast, Collective::allreduce}
+            : std::vector<Collective>{Collective::bcast, Collective::reduce, Collective::allreduce,
+                                      Collective::allgather, Collective::reduce_scatter_block,
+                                      Collective::alltoall};
+  // Work units: one per ping-pong size, one per γ kernel, one per validation run (estimated).
+  const double units = static_cast<double>(pingpong_sizes(quick).size()) + 4 +
+                       static_cast<double>(colls.size()) * 5 * 4;
+  ProgressLine prog(rank == 0, units);
+
+  // 1-2: ping-pong and fit.
+  prog.phase("1/5 ping-pong");
+  const PingPong pp = measure_pingpong(world, rank, quick, prog);
+  tuning::TuningFile file;
+  file.created = utc_now();
+  const char* prov = std::getenv("FABCOLL_PROVIDER");
+  file.machine = tuning::this_machine(prov != nullptr ? prov : "");
+  // Every rank needs the fit (all must agree on tables and packet counts): rank 0 fits and
+  // broadcasts the few numbers.
+  double fitted[9] = {};
+  if (rank == 0) {
+    prog.phase("2/5 fit");
+    const tuning::PiecewiseFit pf = tuning::fit_piecewise(pp.medians);
+    fitted[0] = std::max(1e-9, pf.below.alpha);
+    fitted[1] = std::max(1e-13, pf.below.beta);
+    fitted[2] = pf.has_break ? pf.break_n : 0;
+    fitted[3] = std::max(1e-9, pf.above.alpha);
+    fitted[4] = std::max(1e-13, pf.above.beta);
+    // R² of the chosen model (one or two lines), relative residuals as in the fit.
+    if (pf.has_break) {
+      std::vector<double> ts;
+      for (const auto& pt : pp.medians) ts.push_back(pt.t);
+      const double mt = median(ts);
+      double sse = 0, sst = 0;
+      for (const auto& pt : pp.medians) {
+        const double r = (pt.t - pf.predict(pt.n)) / pt.t, d = (pt.t - mt) / pt.t;
+        sse += r * r;
+        sst += d * d;
+      }
+      fitted[5] = sst > 0 ? 1 - sse / sst : 1;
+    } else {
+      fitted[5] = pf.single.r2;
+    }
+    fitted[6] = static_cast<double>(pp.medians.size());
+  }
+  // 3: γ on rank 0 alone; the others sleep.
+  std::vector<std::pair<std::string, tuning::Point>> gamma_pts;
+  if (rank == 0) {
+    prog.phase("3/5 gamma");
+    file.gammas = measure_gamma(quick, prog, gamma_pts);
+    fitted[7] = file.gammas.front().gamma;
+    check(fc_barrier(world), "barrier");
+  } else {
+    idle_barrier(world);
+  }
+  check(fc_bcast(fitted, 9, FC_DOUBLE, 0, world), "bcast");
+  tuning::LinkParams lp;
+  lp.link_class = link;
+  lp.model = {fitted[0], fitted[1], fitted[7]};
+  lp.break_bytes = fitted[2];
+  lp.alpha_above = fitted[3];
+  lp.beta_above = fitted[4];
+  lp.r2 = fitted[5];
+  lp.points = static_cast<int>(fitted[6]);
+  file.links = {lp};
+  if (rank != 0) file.gammas = {{"sum", "float64", fitted[7]}};
+
+  // 4: crossover tables and k rules.
+  prog.phase("4/5 tables");
+  const double n_max = double(1 << 26);
+  std::map<Collective, std::vector<tuning::CrossoverSegment>> tables;
+  for (Collective c : {Collective::bcast, Collective::reduce, Collective::allreduce,
+                       Collective::allgather, Collective::reduce_scatter_block,
+                       Collective::alltoall, Collective::scan}) {
+    tables[c] = table_for(c, p, file, link, n_max);
+    tuning::CrossoverEntry e{fabcoll::collective_name(c), p, link, {}};
+    for (const auto& s : tables[c])
+      e.segments.push_back({std::string(s.algorithm->name), s.lo, s.hi});
+    file.crossovers.push_back(std::move(e));
+    for (const Algorithm* a : fabcoll::all_algorithms()) {
+      if (a->coll != c || a->optimal_k == nullptr || !tuning::eligible(*a, p, true)) continue;
+      tuning::KRule r{fabcoll::collective_name(c), std::string(a->name), p, link, {}};
+      for (double n = 65536; n <= n_max; n *= 4)
+        r.sizes.emplace_back(n, tuning::selector_k(*a, n, p, tuning::model_for(file, link, n)));
+      file.k_rules.push_back(std::move(r));
+    }
+  }
+
+  // 5: validation.
+  prog.phase("5/5 validate");
+  std::vector<Measured> results;
+  const int reps = quick ? 21 : 51;
+  // The synchronisation overhead subtracted from every validation time (see below).
+  double barrier_time = 0;
+  {
+    std::vector<double> ts(static_cast<std::size_t>(4 * reps));
+    for (auto& t : ts) {
+      check(fc_barrier(world), "barrier");
+      const double t0 = now();
+      check(fc_barrier(world), "barrier");
+      t = now() - t0;
+    }
+    std::vector<double> slowest(ts.size());
+    check(fc_allreduce(ts.data(), slowest.data(), ts.size(), FC_DOUBLE, FC_MAX, world),
+          "allreduce");
+    barrier_time = median(slowest);
+  }
+  for (Collective c : colls) {
+    for (double n : validation_sizes(tables[c], quick)) {
+      const auto bytes = static_cast<std::size_t>(n);
+      const std::size_t total = bytes * static_cast<std::size_t>(p);
+      std::vector<double> a(total / sizeof(double) + 1, 1.0), b(total / sizeof(double) + 1, 0.0);
+      const fabcoll::CostModel m = tuning::model_for(file, link, n);
+      std::vector<Measured> here;
+      for (const Algorithm* alg : fabcoll::all_algorithms()) {
+        if (alg->coll != c || !tuning::eligible(*alg, p, true)) continue;
+        // The packet count the fitted model wants (elements of 8 bytes, as the engine counts).
+        double packet = 0;
+        if (alg->optimal_k != nullptr) {
+          const double k = std::clamp(tuning::selector_k(*alg, n, p, m), 1.0, n / 8);
+          packet = std::ceil(n / k);
+        }
+        // A rank's own time of one call says little (a bcast root returns once its sends
+        // are posted), so each repetition is "barrier; call; barrier" and the median time of
+        // "barrier; barrier" is subtracted: what is left is the time until the last rank has
+        // finished the call.
+        std::vector<double> ts(static_cast<std::size_t>(reps));
+        {
+          const Force force(c, alg->name, packet);
+          run_once(c, world, p, bytes, a, b);  // warm-up
+          for (int r = 0; r < reps; ++r) {
+            check(fc_barrier(world), "barrier");
+            const double t0 = now();
+            run_once(c, world, p, bytes, a, b);
+            check(fc_barrier(world), "barrier");
+            ts[static_cast<std::size_t>(r)] = now() - t0;
+          }
+        }
+        // Slowest rank per repetition (FABCOLL_ALLREDUCE_ALGORITHM is unset again here).
+        std::vector<double> slowest(ts.size());
+        check(fc_allreduce(ts.data(), slowest.data(), ts.size(), FC_DOUBLE, FC_MAX, world),
+              "allreduce");
+        Measured me;
+        me.coll = fabcoll::collective_name(c);
+        me.alg = std::string(alg->name);
+        me.n = n;
+        me.predicted = tuning::algorithm_cost(*alg, n, p, m);
+        me.measured = std::max(1e-9, median(slowest) - barrier_time);
+        here.push_back(me);
+        prog.advance(1);
+      }
+      if (here.empty()) continue;
+      auto best_m = std::min_element(here.begin(), here.end(), [](const auto& x, const auto& y) {
+        return x.measured < y.measured;
+      });
+      best_m->fastest = true;
+      const Algorithm* pick = tuning::table_lookup(tables[c], n);
+      for (auto& me : here) me.chosen = pick != nullptr && me.alg == pick->name;
+      results.insert(results.end(), here.begin(), here.end());
+    }
+  }
+
+  // Summary (rank 0).
+  int rc = 0;
+  if (rank == 0) {
+    std::vector<double> errs;
+    double max_regret = 0;
+    std::map<std::pair<std::string, double>, std::pair<double, double>> by_size;  // chosen, best
+    for (const auto& me : results) {
+      errs.push_back((me.predicted - me.measured) / me.measured);
+      auto& e = by_size[{me.coll, me.n}];
+      if (me.chosen) e.first = me.measured;
+      if (me.fastest) e.second = me.measured;
+    }
+    nlohmann::json regrets = nlohmann::json::array();
+    for (const auto& [key, v] : by_size) {
+      const double regret = v.second > 0 && v.first > 0 ? v.first / v.second - 1 : 0;
+      max_regret = std::max(max_regret, regret);
+      regrets.push_back({{"collective", key.first}, {"n", key.second}, {"regret", regret}});
+    }
+    const double med_err = tuning::median_abs(errs);
+    nlohmann::json v;
+    v["p"] = p;
+    v["link"] = link;
+    v["quick"] = quick;
+    v["median_abs_rel_error"] = med_err;
+    v["max_regret"] = max_regret;
+    v["regret_by_size"] = regrets;
+    v["seconds"] = prog.elapsed();
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& me : results)
+      rows.push_back({{"collective", me.coll}, {"algorithm", me.alg}, {"n", me.n},
+                      {"predicted", me.predicted}, {"measured", me.measured},
+                      {"chosen", me.chosen}, {"fastest", me.fastest}});
+    v["runs"] = rows;
+    file.validation_json = v.dump();
+
+    std::printf("# fabcoll-calibrate: p = %d, link %s%s\n", p, link.c_str(),
+                quick ? " (--quick)" : "");
+    std::printf("link %s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), R^2 = %.4f",
+                link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.r2);
+    if (lp.break_bytes > 0)
+      std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
+                  lp.alpha_above, lp.beta_above);
+    std::printf("\n");
+    for (const auto& g : file.gammas)
+      std::printf("gamma %s/%s = %.3g s/B\n", g.op.c_str(), g.datatype.c_str(), g.gamma);
+    for (Collective c : colls) {
+      std::string t = tuning::format_table(tables[c]);
+      if (t.size() > 400) t = t.substr(0, 400) + " …";
+      std::printf("crossovers %s: %s\n", fabcoll::collective_name(c), t.c_str());
+    }
+    std::printf("barrier (subtracted from each measured time): %.2f us\n", barrier_time * 1e6);
+    std::printf("%-22s %-24s %10s %14s %14s %8s  %s\n", "collective", "algorithm", "bytes",
+                "predicted(us)", "measured(us)", "error", "");
+    for (const auto& me : results)
+      std::printf("%-22s %-24s %10.0f %14.2f %14.2f %+7.0f%%  %s%s\n", me.coll.c_str(),
+                  me.alg.c_str(), me.n, me.predicted * 1e6, me.measured * 1e6,
+                  100 * (me.predicted - me.measured) / me.measured, me.chosen ? "chosen " : "",
+                  me.fastest ? "fastest" : "");
+    std::printf("median |predicted - measured| / measured = %.1f%%, max selection regret = %.1f%% "
+                "(%zu runs, %.1f s)\n",
+                100 * med_err, 100 * max_regret, results.size(), prog.elapsed());
+
+    std::string err;
+    if (!out_path.empty() && tuning::save_tuning(file, out_path, err)) {
+      std::fprintf(stderr, "fabcoll-calibrate: wrote %s\n", out_path.c_str());
+    } else {
+      std::fprintf(stderr, "fabcoll-calibrate: %s\n",
+                   out_path.empty() ? "no output path (set -o)" : err.c_str());
+      rc = 1;
+    }
+    if (!report_dir.empty()) {
+      std::filesystem::create_directories(report_dir);
+      tuning::save_tuning(file, report_dir + "/tuning.json", err);
+      {
+        std::ofstream csv(report_dir + "/pingpong.csv");
+        csv << "link,n,t,kind\n";
+        for (const auto& pt : pp.all) csv << link << ',' << pt.n << ',' << pt.t << ",rep\n";
+        for (const auto& pt : pp.medians) csv << link << ',' << pt.n << ',' << pt.t << ",median\n";
+      }
+      {
+        std::ofstream csv(report_dir + "/gamma.csv");
+        csv << "kernel,n,t\n";
+        for (const auto& [k, pt] : gamma_pts) csv << k << ',' << pt.n << ',' << pt.t << '\n';
+      }
+      {
+        std::ofstream csv(report_dir + "/validation.csv");
+        csv << "collective,algorithm,n,predicted,measured,chosen,fastest\n";
+        for (const auto& me : results)
+          csv << me.coll << ',' << me.alg << ',' << me.n << ',' << me.predicted << ','
+              << me.measured << ',' << int(me.chosen) << ',' << int(me.fastest) << '\n';
+      }
+      std::ofstream md(report_dir + "/summary.md");
+      md << "# fabcoll calibration report\n\n"
+         << "Machine `" << file.machine.hostname << "`, " << file.machine.cores << " cores, fabcoll "
+         << file.machine.fabcoll_version << ", " << file.created << ". p = " << p << ", link class `"
+         << link << "`" << (quick ? ", `--quick`" : "") << ".\n\n"
+         << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | R² | break (B) | "
+            "α above (µs) | β above (ns/B) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+         << "| " << link << " | " << fmt("%.3f", lp.model.alpha * 1e6) << " | "
+         << fmt("%.4f", lp.model.beta * 1e9) << " | " << fmt("%.2f", 1e-9 / lp.model.beta)
+         << " | " << fmt("%.4f", lp.r2) << " | "
+         << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
+         << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9)
+         << " |\n\n![ping-pong](pingpong.png)\n\n## Reduction kernels (γ)\n\n| op | datatype | "
+            "γ (ns/B) |\n| --- | --- | --- |\n";
+      for (const auto& g : file.gammas)
+        md << "| " << g.op << " | " << g.datatype << " | " << fmt("%.4f", g.gamma * 1e9) << " |\n";
+      md << "\n## Crossovers (predicted fastest algorithm per size range)\n\n";
+      for (Collective c : colls)
+        md << "- **" << fabcoll::collective_name(c) << "**: " << tuning::format_table(tables[c])
+           << "\n";
+      md << "\n## Validation\n\nMedian |predicted − measured| / measured: **"
+         << fmt("%.1f", 100 * med_err) << "%**; maximum selection regret (time of the chosen "
+         << "algorithm / fastest measured − 1): **" << fmt("%.1f", 100 * max_regret) << "%**.\n\n"
+         << "| collective | algorithm | bytes | predicted (µs) | measured (µs) | error | |\n"
+         << "| --- | --- | --- | --- | --- | --- | --- |\n";
+      for (const auto& me : results)
+        md << "| " << me.coll << " | " << me.alg << " | " << fmt("%.0f", me.n) << " | "
+           << fmt("%.2f", me.predicted * 1e6) << " | " << fmt("%.2f", me.measured * 1e6) << " | "
+           << fmt("%+.0f%%", 100 * (me.predicted - me.measured) / me.measured) << " | "
+           << (me.chosen ? "chosen " : "") << (me.fastest ? "fastest" : "") << " |\n";
+      for (Collective c : colls)
+        md << "\n![" << fabcoll::collective_name(c) << "](validation_"
+           << fabcoll::collective_name(c) << ".png)\n";
+      md.close();
+      // Plots: scripts/calibration_report.py (python3 + matplotlib).
+      std::string script = FABCOLL_SOURCE_DIR "/scripts/calibration_report.py";
+      if (const char* s = std::getenv("FABCOLL_REPORT_SCRIPT"); s != nullptr && *s) script = s;
+      const std::string cmd = "python3 '" + script + "' '" + report_dir + "'";
+      if (std::system(cmd.c_str()) != 0)
+        std::fprintf(stderr, "fabcoll-calibrate: plots not made (%s failed; needs python3 and "
+                             "matplotlib); the CSV files and summary.md are in %s\n",
+                     cmd.c_str(), report_dir.c_str());
+      else
+        std::fprintf(stderr, "fabcoll-calibrate: report in %s/summary.md\n", report_dir.c_str());
+    }
+  }
+  check(fc_barrier(world), "barrier");
+  fc_finalize(ctx);
+  return rc;
 }

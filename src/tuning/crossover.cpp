@@ -52,7 +52,9 @@ const Algorithm* fastest(Collective c, double n, int p, const CostModel& m, bool
   for (const Algorithm* a : all_algorithms()) {
     if (a->coll != c || !eligible(*a, p, commutative)) continue;
     const double cost = algorithm_cost(*a, n, p, m);
-    if (best == nullptr || cost < best_cost) {
+    // Ties up to rounding go to the algorithm registered first: two formulas that coincide
+    // (hybrid and recursive_doubling at p = 2) would otherwise alternate byte by byte.
+    if (best == nullptr || cost < best_cost * (1 - kTieTolerance)) {
       best = a;
       best_cost = cost;
     }

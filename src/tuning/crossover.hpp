@@ -1,8 +1,8 @@
 // The crossover table: for one collective, p ranks and a cost model, the message-size ranges
 // in which each algorithm is predicted fastest. Every pipelined algorithm is costed at the
 // packet count the selector would use (its optimal k, rounded, at least 1 and at most n), and
-// ties go to the algorithm registered first, exactly as select_algorithm breaks them, so that
-// the table and the run-time choice agree byte for byte.
+// ties go to the algorithm registered first, as select_algorithm breaks them, so that the table
+// and the run-time choice agree (up to ties within rounding, see kTieTolerance).
 #pragma once
 
 #include <cstddef>
@@ -37,8 +37,12 @@ double selector_k(const Algorithm& alg, double n, int p, const CostModel& m);
 double algorithm_cost(const Algorithm& alg, double n, int p, const CostModel& m);
 /// True when alg may serve (coll, p, commutative) (the selector's exclusions).
 bool eligible(const Algorithm& alg, int p, bool commutative);
-/// The eligible algorithm of least predicted cost at n bytes (first registered on ties), or
-/// nullptr if none is eligible.
+/// Relative cost difference below which two algorithms tie.
+inline constexpr double kTieTolerance = 1e-9;
+
+/// The eligible algorithm of least predicted cost at n bytes, or nullptr if none is eligible.
+/// Costs within kTieTolerance (relative) tie and the first registered wins; select_algorithm
+/// compares strictly, so on such a tie it may pick the other one (at the same predicted cost).
 const Algorithm* fastest(Collective c, double n, int p, const CostModel& m, bool commutative);
 
 /// The table, segments in increasing size, adjacent segments with different algorithms. Exact

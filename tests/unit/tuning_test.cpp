@@ -205,8 +205,13 @@ TEST(Crossover, AgreesWithRunTimeSelector) {
           args.elem_size = 1;
           args.count = static_cast<std::size_t>(n);
           args.op = ReduceOp(FC_SUM, FC_UINT8);
-          EXPECT_EQ(&select_algorithm(comm, args), table_lookup(t, n))
-              << collective_name(c) << " p=" << p << " n=" << n;
+          const Algorithm& sel = select_algorithm(comm, args);
+          if (&sel != table_lookup(t, n)) {  // only a tie up to rounding may differ
+            EXPECT_NEAR(predicted_cost(comm, sel, args) /
+                            predicted_cost(comm, *table_lookup(t, n), args),
+                        1.0, kTieTolerance)
+                << collective_name(c) << " p=" << p << " n=" << n;
+          }
           EXPECT_NEAR(predicted_cost(comm, *table_lookup(t, n), args),
                       algorithm_cost(*table_lookup(t, n), n, p, m), 1e-15);
         }

@@ -129,13 +129,19 @@ static const tdesc kTypes[] = {
 static int g_mode = 0;
 static void complete(MPI_Request* req) {
   int flag = 0, idx = -1;
-  switch (g_mode++ % 4) {
+  switch (g_mode++ % 6) {
     case 0: MPI_Wait(req, MPI_STATUS_IGNORE); break;
     case 1:
       while (!flag) MPI_Test(req, &flag, MPI_STATUS_IGNORE);
       break;
     case 2: MPI_Waitall(1, req, MPI_STATUSES_IGNORE); break;
-    default: MPI_Waitany(1, req, &idx, MPI_STATUS_IGNORE); break;
+    case 3: MPI_Waitany(1, req, &idx, MPI_STATUS_IGNORE); break;
+    case 4:
+      while (!flag) MPI_Testall(1, req, &flag, MPI_STATUSES_IGNORE);
+      break;
+    default:
+      while (!flag) MPI_Testany(1, req, &idx, &flag, MPI_STATUS_IGNORE);
+      break;
   }
   if (*req != MPI_REQUEST_NULL) fail("request not freed", "complete");
 }
@@ -626,6 +632,16 @@ int main(int argc, char** argv) {
     for (int r = 0; r < p; ++r) printf("digest rank %d: %016llx\n", r, all[2 * r]);
     printf("%s: %d ranks, %d errors\n", total_errors == 0 ? "PASS" : "FAIL", p, total_errors);
   }
+  /* errors are reported, not swallowed: an invalid root with MPI_ERRORS_RETURN */
+  {
+    MPI_Comm errc;
+    MPI_Comm_dup(MPI_COMM_WORLD, &errc);
+    MPI_Comm_set_errhandler(errc, MPI_ERRORS_RETURN);
+    int x[2] = {1, 2};
+    if (MPI_Bcast(x, 2, MPI_INT, p + 5, errc) == MPI_SUCCESS) fail("bad root accepted", "errors");
+    MPI_Comm_free(&errc);
+  }
+  if (g_errors > 0 && rank == 0) printf("FAIL: rank 0 saw errors after the digest\n");
   free(all);
   MPI_Finalize();
   return total_errors == 0 ? 0 : 1;

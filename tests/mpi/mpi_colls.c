@@ -598,8 +598,16 @@ static void suite(MPI_Comm comm, const char* cname) {
 }
 
 int main(int argc, char** argv) {
+  /* MPI_COLLS_INIT=plain: MPI_Init; =multiple: MPI_THREAD_MULTIPLE; else MPI_THREAD_SERIALIZED */
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  const char* init = getenv("MPI_COLLS_INIT");
+  if (init != NULL && strcmp(init, "plain") == 0)
+    MPI_Init(&argc, &argv);
+  else
+    MPI_Init_thread(&argc, &argv,
+                    init != NULL && strcmp(init, "multiple") == 0 ? MPI_THREAD_MULTIPLE
+                                                                  : MPI_THREAD_SERIALIZED,
+                    &provided);
   int rank, p;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);

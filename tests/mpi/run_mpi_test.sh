@@ -12,6 +12,7 @@ shift 4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 args=(--oversubscribe -n "$np" -x FABCOLL_TIMEOUT=60)
+[ -n "${MPI_COLLS_INIT:-}" ] && args+=(-x MPI_COLLS_INIT)
 fail=0
 
 "$mpirun" "${args[@]}" "$prog" >"$work/plain.out" 2>"$work/plain.err"

@@ -130,6 +130,10 @@ extern const Algorithm kAlltoallvDirect;
 Task<> alltoallv_direct(Channel& ch, const void* sendbuf, void* recvbuf, std::size_t elem_size,
                         const std::size_t* scounts, const std::size_t* sdispls,
                         const std::size_t* rcounts, const std::size_t* rdispls);
+extern const Algorithm kAlltoallvTwoPhase;
+Task<> alltoallv_two_phase(Channel& ch, const void* sendbuf, void* recvbuf, std::size_t elem_size,
+                           const std::size_t* scounts, const std::size_t* sdispls,
+                           const std::size_t* rcounts, const std::size_t* rdispls);
 // Reduce-scatter (block): send holds p blocks of `block` bytes and is never written; recv gets
 // this rank's block summed over all ranks in rank order. recv may alias block 0 of send.
 extern const Algorithm kReduceScatterRecursiveHalving;

@@ -96,6 +96,62 @@ TEST(Alltoallv, AlltoallvDirectMatchesSection13_6_1) {
   }
 }
 
+TEST(Alltoallv, AlltoallvTwoPhaseMatchesSection13_6_3) {
+  // Uniform blocks of c doubles: both exchanges are uniform all-to-alls with blocks
+  // B1 = 8p + 8p⌈c/p⌉ (p size fields + pieces) and B2 = 8p⌈c/p⌉, after a ⌈log p⌉-round MAX of
+  // 16 B. Exact for every p (the MAX leaves all PEs in step).
+  for (int p = 1; p <= 70; ++p) {
+    for (const std::size_t c : {1u, 100u, 1000u}) {
+      const sim::Stats st = run_for_cost(algorithms::kAlltoallvTwoPhase, p, 8 * c, kModel, true);
+      const double pieces = 8.0 * p * double((c + p - 1) / p);
+      const int ceil_log = p <= 1 ? 0 : static_cast<int>(std::bit_width(static_cast<unsigned>(p - 1)));
+      const double agree = ceil_log * (kModel.alpha + 16 * (kModel.beta + kModel.gamma));
+      const double expect = agree + (p - 1) * (kModel.alpha + kModel.beta * (8.0 * p + pieces)) +
+                            (p - 1) * (kModel.alpha + kModel.beta * pieces);
+      EXPECT_EQ(st.finish_time, expect) << p << " c=" << c;
+      EXPECT_LE(st.finish_time, algorithms::kAlltoallvTwoPhase.cost(query(8.0 * c, p)));
+    }
+  }
+}
+
+TEST(Alltoallv, TwoPhaseTimeDependsOnlyOnHAndP) {
+  // §13.6.3: the time depends on h and p only, not on how the data is spread: here one PE
+  // sends all of h to one other PE, and the pieces still travel through all p PEs in two
+  // uniform exchanges of B1 = 8p + 8⌈h/p⌉ and B2 = 8⌈h/p⌉ bytes.
+  for (const int p : {4, 7, 16}) {
+    const auto np = static_cast<std::size_t>(p);
+    const std::size_t h = 64 * np;  // elements (doubles)
+    std::vector<std::vector<std::size_t>> sc(np, std::vector<std::size_t>(np, 0)), sd = sc,
+                                          rc = sc, rd = sc;
+    sc[0][np - 1] = h;
+    rc[np - 1][0] = h;
+    std::vector<std::vector<double>> in(np, std::vector<double>(h, 0.0)), out = in;
+    for (std::size_t e = 0; e < h; ++e) in[0][e] = double(e) + 0.5;
+    sim::World world(p, kModel);
+    std::vector<CollArgs> args(np);
+    const sim::Stats st = world.run([&](Comm& comm) {
+      const auto r = static_cast<std::size_t>(comm.rank());
+      CollArgs& a = args[r];
+      a.coll = Collective::alltoallv;
+      a.elem_size = 8;
+      a.sendbuf = in[r].data();
+      a.recvbuf = out[r].data();
+      a.scounts = sc[r].data();
+      a.sdispls = sd[r].data();
+      a.counts = rc[r].data();
+      a.displs = rd[r].data();
+      return run_collective(comm, a, &algorithms::kAlltoallvTwoPhase);
+    });
+    EXPECT_EQ(out[np - 1], in[0]) << p;
+    const int ceil_log = static_cast<int>(std::bit_width(static_cast<unsigned>(p - 1)));
+    const double b1 = 8.0 * p + 8.0 * double((h + np - 1) / np);  // fields + one piece
+    const double b2 = 8.0 * double((h + np - 1) / np);
+    EXPECT_EQ(st.finish_time, ceil_log * (kModel.alpha + 16 * (kModel.beta + kModel.gamma)) +
+                                  (p - 1) * (2 * kModel.alpha + kModel.beta * (b1 + b2)))
+        << p;
+  }
+}
+
 // ---- reduce-scatter (CostQuery n = m = bytes per block; the texts' n = p·m) ------------------
 
 // For p ≠ 2^d the folded algorithms' formulas are upper bounds: checked over p ≤ 300, block

@@ -649,7 +649,12 @@ int main(int argc, char** argv) {
       // Plots: scripts/calibration_report.py (python3 + matplotlib).
       std::string script = FABCOLL_SOURCE_DIR "/scripts/calibration_report.py";
       if (const char* s = std::getenv("FABCOLL_REPORT_SCRIPT"); s != nullptr && *s) script = s;
-      const std::string cmd = "python3 '" + script + "' '" + report_dir + "'";
+      // python3 from PATH may be a private interpreter without matplotlib (pyenv): prefer the
+      // system one, where Debian's python3-matplotlib lives. FABCOLL_PYTHON overrides.
+      std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3"
+                                                                          : "python3";
+      if (const char* py = std::getenv("FABCOLL_PYTHON"); py != nullptr && *py) python = py;
+      const std::string cmd = python + " '" + script + "' '" + report_dir + "'";
       if (std::system(cmd.c_str()) != 0)
         std::fprintf(stderr, "fabcoll-calibrate: plots not made (%s failed; needs python3 and "
                              "matplotlib); the CSV files and summary.md are in %s\n",

@@ -1044,8 +1044,10 @@ void Endpoint::cancel(PostedOp* op) {
     return;
   }
   if (r->is_send && r->phase == Impl::Phase::wait_fin) {
-    // Closing the registration revokes the receiver's access to our buffer; its read fails
-    // and a late FIN finds no request.
+    // Closing the registration revokes the receiver's access to our buffer (which may be
+    // freed once we return), and a late FIN finds no request. The receiver's read then fails
+    // on sockets; on tcp;ofi_rxm and shm (1.17) it never completes, so that receive ends at
+    // its collective's deadline (Errc::timeout). Cancelling happens on broken communicators.
     m.free_req(r);
     return;
   }

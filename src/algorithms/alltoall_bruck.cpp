@@ -37,7 +37,8 @@ Task<> alltoall_bruck(Channel& ch, ConstBytes send, MutableBytes recv, std::size
       ch.copy(out.subspan(q * block, block), at(w, k));
       ++q;
     }
-    Transfer t_out = ch.send(ring.mod(i + dist), out.first(q * block), static_cast<std::uint32_t>(b));
+    Transfer t_out =
+        ch.send(ring.mod(i + dist), out.first(q * block), static_cast<std::uint32_t>(b));
     Transfer t_in = ch.recv(ring.mod(i - dist), in.first(q * block), static_cast<std::uint32_t>(b));
     co_await t_out;
     co_await t_in;

@@ -171,13 +171,12 @@ Task<> alltoallv_two_phase(Channel& ch, const void* sendbuf, void* recvbuf, std:
 
 namespace {
 Task<> run(Channel& ch, const CollArgs& a) {
-  return alltoallv_two_phase(ch, a.sendbuf, a.recvbuf, a.elem_size, a.scounts, a.sdispls,
-                             a.counts, a.displs);
+  return alltoallv_two_phase(ch, a.sendbuf, a.recvbuf, a.elem_size, a.scounts, a.sdispls, a.counts,
+                             a.displs);
 }
 double cost(const CostQuery& q) {
   // n bytes per pair (uniform), elements of at most 16 bytes: B1 ≤ 8p + n + 16p, B2 ≤ n + 16p.
-  const double t_agree =
-      BinomialTree::ceil_log2(q.p) * (q.m.alpha + 16 * (q.m.beta + q.m.gamma));
+  const double t_agree = BinomialTree::ceil_log2(q.p) * (q.m.alpha + 16 * (q.m.beta + q.m.gamma));
   const double b1 = 8.0 * q.p + q.n + 16.0 * q.p;
   const double b2 = q.n + 16.0 * q.p;
   return t_agree + (q.p - 1) * (2 * q.m.alpha + q.m.beta * (b1 + b2));

@@ -40,9 +40,9 @@ Task<> reduce_scatter_pairwise(Channel& ch, ConstBytes send, MutableBytes recv, 
       have_high = true;
       continue;
     }
-    Transfer work = separate      ? ch.combine_left(op, tmp, high)
-                    : src < r     ? ch.combine_left(op, tmp, acc)
-                                  : ch.combine_right(op, acc, tmp);
+    Transfer work = separate  ? ch.combine_left(op, tmp, high)
+                    : src < r ? ch.combine_left(op, tmp, acc)
+                              : ch.combine_right(op, acc, tmp);
     co_await work;
   }
   if (have_high) {

@@ -18,7 +18,9 @@ Task<> reduce_scatter_ring(Channel& ch, ConstBytes send, MutableBytes recv, std:
   const Ring ring{ch.size()};
   const int p = ch.size();
   const int me = ch.rank();
-  auto msg = [&](int j) { return send.subspan(static_cast<std::size_t>(ring.mod(j)) * block, block); };
+  auto msg = [&](int j) {
+    return send.subspan(static_cast<std::size_t>(ring.mod(j)) * block, block);
+  };
   // Two buffers take turns: `cur` holds what arrived last step (recv, then temp in place),
   // `next` receives the right neighbour's temp of this step.
   MutableBytes cur = ch.scratch(block);

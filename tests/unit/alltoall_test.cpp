@@ -77,7 +77,8 @@ TEST(Alltoall, BruckMatchesItsRoundCount) {
   for (int p = 1; p <= 70; ++p) {
     const sim::Stats st = run_for_cost(algorithms::kAlltoallBruck, p, 80, kModel, false);
     EXPECT_EQ(st.finish_time, algorithms::kAlltoallBruck.cost(query(80, p))) << p;
-    const int ceil_log = p <= 1 ? 0 : static_cast<int>(std::bit_width(static_cast<unsigned>(p - 1)));
+    const int ceil_log =
+        p <= 1 ? 0 : static_cast<int>(std::bit_width(static_cast<unsigned>(p - 1)));
     EXPECT_EQ(st.rounds, ceil_log) << p;
     if (std::has_single_bit(static_cast<unsigned>(p))) {  // same as the hypercube's (13.4)
       EXPECT_EQ(st.finish_time, ceil_log * (kModel.alpha + kModel.beta * 80.0 * p / 2)) << p;
@@ -104,7 +105,8 @@ TEST(Alltoallv, AlltoallvTwoPhaseMatchesSection13_6_3) {
     for (const std::size_t c : {1u, 100u, 1000u}) {
       const sim::Stats st = run_for_cost(algorithms::kAlltoallvTwoPhase, p, 8 * c, kModel, true);
       const double pieces = 8.0 * p * double((c + p - 1) / p);
-      const int ceil_log = p <= 1 ? 0 : static_cast<int>(std::bit_width(static_cast<unsigned>(p - 1)));
+      const int ceil_log =
+          p <= 1 ? 0 : static_cast<int>(std::bit_width(static_cast<unsigned>(p - 1)));
       const double agree = ceil_log * (kModel.alpha + 16 * (kModel.beta + kModel.gamma));
       const double expect = agree + (p - 1) * (kModel.alpha + kModel.beta * (8.0 * p + pieces)) +
                             (p - 1) * (kModel.alpha + kModel.beta * pieces);
@@ -121,8 +123,8 @@ TEST(Alltoallv, TwoPhaseTimeDependsOnlyOnHAndP) {
   for (const int p : {4, 7, 16}) {
     const auto np = static_cast<std::size_t>(p);
     const std::size_t h = 64 * np;  // elements (doubles)
-    std::vector<std::vector<std::size_t>> sc(np, std::vector<std::size_t>(np, 0)), sd = sc,
-                                          rc = sc, rd = sc;
+    std::vector<std::vector<std::size_t>> sc(np, std::vector<std::size_t>(np, 0)), sd = sc, rc = sc,
+                                                                                   rd = sc;
     sc[0][np - 1] = h;
     rc[np - 1][0] = h;
     std::vector<std::vector<double>> in(np, std::vector<double>(h, 0.0)), out = in;
@@ -180,8 +182,7 @@ TEST(ReduceScatter, ReduceScatterRecursiveHalvingMatchesMpich) {
           run_for_cost(algorithms::kReduceScatterRecursiveHalving, p, m, kModel, d >= 6);
       const double n = double(p) * double(m);
       // log p·α + (p-1)/p·n(β + γ), exactly.
-      EXPECT_EQ(st.finish_time,
-                d * kModel.alpha + (n - n / p) * (kModel.beta + kModel.gamma)) << p;
+      EXPECT_EQ(st.finish_time, d * kModel.alpha + (n - n / p) * (kModel.beta + kModel.gamma)) << p;
       EXPECT_EQ(st.finish_time,
                 algorithms::kReduceScatterRecursiveHalving.cost(query(double(m), p)));
       EXPECT_EQ(st.rounds, d);
@@ -227,9 +228,9 @@ TEST(ReduceScatter, ReduceScatterRecursiveDoublingMatchesMpich) {
         run_for_cost(algorithms::kReduceScatterRecursiveDoubling, p, 800, kModel, d >= 6);
     // Σ_j (α + (p - 2^j)·m(β + γ)) = dα + (dp - p + 1)·m(β + γ)
     EXPECT_EQ(st.finish_time,
-              d * kModel.alpha + (d * p - p + 1) * 800.0 * (kModel.beta + kModel.gamma)) << p;
-    EXPECT_EQ(st.finish_time,
-              algorithms::kReduceScatterRecursiveDoubling.cost(query(800, p)));
+              d * kModel.alpha + (d * p - p + 1) * 800.0 * (kModel.beta + kModel.gamma))
+        << p;
+    EXPECT_EQ(st.finish_time, algorithms::kReduceScatterRecursiveDoubling.cost(query(800, p)));
     EXPECT_EQ(st.rounds, d);
   }
   expect_bound_for_other_p(algorithms::kReduceScatterRecursiveDoubling);
@@ -329,7 +330,8 @@ sim::Stats run_shift(ShiftFn fn, int p, int q, std::size_t m) {
   });
   for (int r = 0; r < p; ++r) {
     const auto from = static_cast<std::size_t>(((r - q) % p + p) % p);
-    EXPECT_EQ(out[static_cast<std::size_t>(r)], in[from]) << "p=" << p << " q=" << q << " rank " << r;
+    EXPECT_EQ(out[static_cast<std::size_t>(r)], in[from])
+        << "p=" << p << " q=" << q << " rank " << r;
   }
   return st;
 }

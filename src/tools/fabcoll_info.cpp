@@ -1,6 +1,7 @@
 // fabcoll-info: what this build offers and how it chooses.
 //   fabcoll-info --algorithms [--markdown]   the algorithm registry, one row per algorithm
 //   fabcoll-info --explain <collective> <bytes> [--p P] [--noncommutative]
+//                [--tuning FILE [--link CLASS]]   (model from a fabcoll-calibrate tuning file)
 //                                            predicted time of every algorithm, the chosen one
 #include <CLI/CLI.hpp>
 #include <hwloc.h>
@@ -19,6 +20,7 @@
 #include "collectives/context_info.hpp"
 #include "fabcoll/fabcoll.h"
 #include "transports/sim/sim.hpp"
+#include "tuning/tuning_file.hpp"
 
 namespace {
 
@@ -51,7 +53,8 @@ void print_algorithms(bool markdown) {
   }
 }
 
-int explain(const std::string& coll_name, double bytes, int p, bool noncommutative) {
+int explain(const std::string& coll_name, double bytes, int p, bool noncommutative,
+            const fabcoll::CostModel& model, const std::string& model_source) {
   Collective coll = Collective::count_;
   for (int c = 0; c < static_cast<int>(Collective::count_); ++c)
     if (coll_name == fabcoll::collective_name(static_cast<Collective>(c)))
@@ -60,7 +63,7 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     std::fprintf(stderr, "fabcoll-info: unknown collective '%s'\n", coll_name.c_str());
     return 2;
   }
-  fabcoll::sim::World world(p, fabcoll::CostModel{});
+  fabcoll::sim::World world(p, model);
   const fabcoll::Comm& comm = world.comm(0);
   fabcoll::CollArgs args;
   args.coll = coll;
@@ -74,8 +77,8 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
   }
   const fabcoll::CostModel& m = comm.model();
   std::printf("# %s of %.0f bytes on p = %d; model alpha = %.3g s, beta = %.3g s/B, gamma = %.3g s/B "
-              "(built-in defaults)\n",
-              coll_name.c_str(), bytes, p, m.alpha, m.beta, m.gamma);
+              "(%s)\n",
+              coll_name.c_str(), bytes, p, m.alpha, m.beta, m.gamma, model_source.c_str());
   std::printf("%-24s %14s %10s  %s\n", "algorithm", "predicted(us)", "k", "note");
   const Algorithm* chosen = nullptr;
   try {
@@ -201,6 +204,12 @@ int main(int argc, char** argv) {
       ->expected(2);
   app.add_option("--p", p, "number of ranks for --explain")->check(CLI::Range(1, 1 << 20));
   app.add_flag("--noncommutative", noncommutative, "with --explain: a non-commutative operator");
+  std::string tuning_file;
+  std::string link_class;
+  app.add_option("--tuning", tuning_file,
+                 "with --explain: take the model from this tuning file (fabcoll-calibrate)");
+  app.add_option("--link", link_class,
+                 "with --tuning: link class whose model to use (default: the file's first)");
   bool providers = false;
   bool topology = false;
   bool layout = false;
@@ -227,7 +236,19 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "fabcoll-info: '%s' is not a byte count\n", explain_args[1].c_str());
       return 2;
     }
-    return explain(explain_args[0], bytes, p, noncommutative);
+    fabcoll::CostModel model;
+    std::string source = "built-in defaults";
+    if (!tuning_file.empty()) {
+      std::string notice;
+      const auto f = fabcoll::tuning::load_tuning_from(tuning_file, notice);
+      if (!notice.empty()) std::fprintf(stderr, "%s\n", notice.c_str());
+      if (f && !f->links.empty()) {
+        const std::string cls = link_class.empty() ? f->links.front().link_class : link_class;
+        model = fabcoll::tuning::model_for(*f, cls, bytes);
+        source = "tuning file " + tuning_file + ", link " + cls;
+      }
+    }
+    return explain(explain_args[0], bytes, p, noncommutative, model, source);
   }
   std::printf("fabcoll %d.%d.%d\n", FABCOLL_VERSION_MAJOR, FABCOLL_VERSION_MINOR,
               FABCOLL_VERSION_PATCH);

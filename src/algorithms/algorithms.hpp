@@ -125,6 +125,8 @@ Task<> alltoall_pairwise_xor(Channel& ch, ConstBytes send, MutableBytes recv, st
 Task<> alltoall_circular(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
 Task<> alltoall_hypercube(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
 Task<> alltoall_bruck(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
+extern const Algorithm kAlltoallGrid;
+Task<> alltoall_grid(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
 // alltoallv: counts and displacements in elements of elem_size bytes (MPI's layout).
 extern const Algorithm kAlltoallvDirect;
 Task<> alltoallv_direct(Channel& ch, const void* sendbuf, void* recvbuf, std::size_t elem_size,

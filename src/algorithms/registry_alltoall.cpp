@@ -12,6 +12,7 @@ std::span<const Algorithm* const> alltoall_algorithms() {
       &algorithms::kAlltoallCircular,
       &algorithms::kAlltoallHypercube,
       &algorithms::kAlltoallBruck,
+      &algorithms::kAlltoallGrid,
       &algorithms::kAlltoallvDirect,
       &algorithms::kAlltoallvTwoPhase,
       &algorithms::kReduceScatterRecursiveHalving,

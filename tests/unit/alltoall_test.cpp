@@ -86,6 +86,25 @@ TEST(Alltoall, BruckMatchesItsRoundCount) {
   }
 }
 
+TEST(Alltoall, GridMatchesExercise13_11) {
+  // r × c grid, r = the largest divisor of p up to √p: (c-1)(α + βnr) + (r-1)(α + βnc),
+  // exactly, and within the exercise's bound α(r + c) + 2βnp (d = 2 dimensions).
+  for (int p = 1; p <= 70; ++p) {
+    int r = 1;
+    for (int x = 1; x * x <= p; ++x)
+      if (p % x == 0) r = x;
+    const int c = p / r;
+    const double n = 800;
+    const sim::Stats st = run_for_cost(algorithms::kAlltoallGrid, p, 800, kModel, false);
+    const double expect = (c - 1) * (kModel.alpha + kModel.beta * n * r) +
+                          (r - 1) * (kModel.alpha + kModel.beta * n * c);
+    EXPECT_EQ(st.finish_time, expect) << p;
+    EXPECT_EQ(st.finish_time, algorithms::kAlltoallGrid.cost(query(n, p)));
+    EXPECT_LE(st.finish_time, kModel.alpha * (r + c) + 2 * kModel.beta * n * p) << p;
+    EXPECT_EQ(st.rounds, (c - 1) + (r - 1)) << p;
+  }
+}
+
 // ---- all-to-all(v) ----------------------------------------------------------------------------
 
 TEST(Alltoallv, AlltoallvDirectMatchesSection13_6_1) {

@@ -483,7 +483,11 @@ struct Call {
                   t.show(want.data(), 0) + "\n";
       }
     };
-    auto value_of = [&](int r, std::size_t i) { t.put(want.data(), 0, pattern(op, r, i, it), r); };
+    // Output element idx must be input element i of rank r (a data-movement collective).
+    auto expect_copy = [&](std::size_t idx, int r, std::size_t i, const char* what) {
+      t.put(want.data(), 0, pattern(op, r, i, it), r);
+      expect(idx, what);
+    };
     auto folded = [&](int lo, int hi, std::size_t i) {
       if (!fold(lo, hi, i, it, want.data())) {
         report += "  cannot compute the expected result of this op on this datatype\n";
@@ -497,7 +501,7 @@ struct Call {
       case Collective::barrier:
         break;
       case Collective::bcast:
-        for (std::size_t i = 0; i < count; ++i) value_of(root, i), expect(i, "buffer");
+        for (std::size_t i = 0; i < count; ++i) expect_copy(i, root, i, "buffer");
         break;
       case Collective::reduce:
         if (rank != root) break;
@@ -525,17 +529,17 @@ struct Call {
       case Collective::allgatherv:
         for (std::size_t r = 0; r < up; ++r)
           for (std::size_t i = 0; i < count; ++i)
-            value_of(static_cast<int>(r), i), expect(r * count + i, "block");
+            expect_copy(r * count + i, static_cast<int>(r), i, "block");
         break;
       case Collective::scatter:
-        for (std::size_t i = 0; i < count; ++i) value_of(root, me * count + i), expect(i, "block");
+        for (std::size_t i = 0; i < count; ++i) expect_copy(i, root, me * count + i, "block");
         break;
       case Collective::alltoall:
       case Collective::alltoallv:
         // Block me of rank r's send buffer lands in block r of ours.
         for (std::size_t r = 0; r < up; ++r)
           for (std::size_t i = 0; i < count; ++i)
-            value_of(static_cast<int>(r), me * count + i), expect(r * count + i, "block");
+            expect_copy(r * count + i, static_cast<int>(r), me * count + i, "block");
         break;
       case Collective::reduce_scatter_block:
         for (std::size_t i = 0; i < count; ++i) {

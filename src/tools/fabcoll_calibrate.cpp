@@ -336,6 +336,9 @@ int main(int argc, char** argv) {
   app.add_option("--report", report_dir,
                  "write a Markdown summary, CSV data and PNG plots (python3 + matplotlib) here");
   app.add_flag("--quick", quick, "fewer sizes and repetitions (under 2 minutes at p = 4)");
+  bool no_validate = false;
+  app.add_flag("--no-validate", no_validate,
+               "skip the validation phase (measure and fit only: slow links, scripted runs)");
   CLI11_PARSE(app, argc, argv);
 
   fc_context_t ctx;
@@ -467,6 +470,7 @@ int main(int argc, char** argv) {
     barrier_time = median(slowest);
   }
   for (Collective c : colls) {
+    if (no_validate) break;
     for (double n : validation_sizes(tables[c], quick)) {
       const auto bytes = static_cast<std::size_t>(n);
       const std::size_t total = bytes * static_cast<std::size_t>(p);

@@ -5,8 +5,14 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
 
 #include "algorithms/algorithms.hpp"
+#include "fabcoll/fabcoll.h"
 #include "support/sim_harness.hpp"
 
 namespace fabcoll::testing {
@@ -380,6 +386,114 @@ TEST(Shift, HypercubeIsOneStepPerBitOfQ) {
       EXPECT_LE(st.finish_time, std::max(0, 2 * log_p - 1) * hop);
     }
   }
+}
+
+// ---- real time: the C API on a world of threads (in-process transport) -----------------------
+
+void run_threads(int p, const std::function<void(int, fc_comm_t)>& body) {
+  fc_thread_world_t world = nullptr;
+  ASSERT_EQ(fc_thread_world_create(p, &world), FC_SUCCESS);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < p; ++r) {
+    threads.emplace_back([&, r] {
+      fc_context_t ctx = nullptr;
+      ASSERT_EQ(fc_init_thread(world, r, &ctx), FC_SUCCESS);
+      fc_comm_t comm = nullptr;
+      ASSERT_EQ(fc_comm_world(ctx, &comm), FC_SUCCESS);
+      body(r, comm);
+      EXPECT_EQ(fc_finalize(ctx), FC_SUCCESS);
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(fc_thread_world_free(&world), FC_SUCCESS);
+}
+
+std::int64_t cell(int from, int to, std::size_t e) {
+  return from * 1000000 + to * 1000 + static_cast<std::int64_t>(e);
+}
+
+/// Every call form of one collective through the C API, the algorithm forced by
+/// FABCOLL_<COLL>_ALGORITHM.
+void check_through_c_api(const Algorithm& alg, int p) {
+  const auto np = static_cast<std::size_t>(p);
+  const std::size_t n = 3;
+  run_threads(p, [&](int r, fc_comm_t comm) {
+    switch (alg.coll) {
+      case Collective::alltoall: {
+        std::vector<std::int64_t> in(n * np), out(n * np, -1), want(n * np);
+        for (std::size_t j = 0; j < np; ++j) {
+          for (std::size_t e = 0; e < n; ++e) {
+            in[j * n + e] = cell(r, static_cast<int>(j), e);
+            want[j * n + e] = cell(static_cast<int>(j), r, e);
+          }
+        }
+        ASSERT_EQ(fc_alltoall(in.data(), n, FC_INT64, out.data(), n, FC_INT64, comm), FC_SUCCESS);
+        EXPECT_EQ(out, want);
+        break;
+      }
+      case Collective::alltoallv: {  // i sends (i + j) % 3 elements to j: zeros included
+        auto cnt = [](int i, int j) { return static_cast<std::size_t>((i + j) % 3); };
+        std::vector<std::size_t> sc(np), sd(np), rc(np), rd(np);
+        std::size_t soff = 0, roff = 0;
+        for (int j = 0; j < p; ++j) {
+          const auto uj = static_cast<std::size_t>(j);
+          sc[uj] = cnt(r, j);
+          sd[uj] = soff;
+          soff += sc[uj] + 1;  // a gap that must stay untouched
+          rc[uj] = cnt(j, r);
+          rd[uj] = roff;
+          roff += rc[uj] + 1;
+        }
+        std::vector<std::int64_t> in(soff, -7), out(roff, -1), want(roff, -1);
+        for (int j = 0; j < p; ++j) {
+          const auto uj = static_cast<std::size_t>(j);
+          for (std::size_t e = 0; e < sc[uj]; ++e) in[sd[uj] + e] = cell(r, j, e);
+          for (std::size_t e = 0; e < rc[uj]; ++e) want[rd[uj] + e] = cell(j, r, e);
+        }
+        ASSERT_EQ(fc_alltoallv(in.data(), sc.data(), sd.data(), FC_INT64, out.data(), rc.data(),
+                               rd.data(), FC_INT64, comm),
+                  FC_SUCCESS);
+        EXPECT_EQ(out, want);
+        break;
+      }
+      case Collective::reduce_scatter_block: {
+        std::vector<std::int64_t> in(n * np), out(n, -1), want(n, 0);
+        for (std::size_t b = 0; b < np; ++b)
+          for (std::size_t e = 0; e < n; ++e) in[b * n + e] = cell(r, static_cast<int>(b), e);
+        for (int i = 0; i < p; ++i)
+          for (std::size_t e = 0; e < n; ++e) want[e] += cell(i, r, e);
+        ASSERT_EQ(fc_reduce_scatter_block(in.data(), out.data(), n, FC_INT64, FC_SUM, comm),
+                  FC_SUCCESS);
+        EXPECT_EQ(out, want);
+        // FC_IN_PLACE: recvbuf holds the p blocks, the result lands in block 0.
+        std::vector<std::int64_t> io = in;
+        ASSERT_EQ(fc_reduce_scatter_block(FC_IN_PLACE, io.data(), n, FC_INT64, FC_SUM, comm),
+                  FC_SUCCESS);
+        EXPECT_TRUE(std::equal(want.begin(), want.end(), io.begin())) << "in place";
+        break;
+      }
+      default:
+        break;
+    }
+  });
+}
+
+TEST(RealTime, EveryAlgorithmThroughTheCApi) {
+  int tested = 0;
+  for (const Algorithm* alg : alltoall_algorithms()) {
+    std::string key = "FABCOLL_" + std::string(collective_name(alg->coll)) + "_ALGORITHM";
+    std::transform(key.begin(), key.end(), key.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+    ASSERT_EQ(setenv(key.c_str(), std::string(alg->name).c_str(), 1), 0);
+    for (const int p : {1, 2, 3, 5, 8}) {
+      if (alg->needs_power_of_two && !std::has_single_bit(static_cast<unsigned>(p))) continue;
+      SCOPED_TRACE(key + "=" + std::string(alg->name) + " p=" + std::to_string(p));
+      check_through_c_api(*alg, p);
+    }
+    unsetenv(key.c_str());
+    ++tested;
+  }
+  EXPECT_GE(tested, 12);  // 6 all-to-alls, 2 all-to-allvs, 4 reduce-scatters
 }
 
 }  // namespace

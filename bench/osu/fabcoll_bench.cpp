@@ -1130,9 +1130,7 @@ bool first_process() {
   return r == nullptr || std::strcmp(r, "0") == 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   CLI::App app{
       "fabcoll-bench: OSU-style latency benchmark of one fabcoll collective.\n"
       "Run it under the launcher: fabcoll-run -n P -- fabcoll-bench <collective> [options]\n\n"
@@ -1518,4 +1516,15 @@ int main(int argc, char** argv) {
   if (rc != FC_SUCCESS)
     std::fprintf(stderr, "fabcoll-bench: fc_finalize: %s\n", fc_last_error_message());
   return finish(failures > 0 || rc != FC_SUCCESS ? 1 : 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return bench_main(argc, argv);
+  } catch (const std::exception& e) {  // e.g. out of memory, the --json file
+    std::fprintf(stderr, "fabcoll-bench: %s\n", e.what());
+    return 1;
+  }
 }

@@ -15,7 +15,8 @@
 //   4 tables      crossover tables and k rules for p ranks under the fitted model.
 //   5 validate    each eligible algorithm forced with FABCOLL_<COLL>_ALGORITHM (and its packet
 //                 count from the fitted model via FABCOLL_<COLL>_PACKET) at sizes around each
-//                 crossover; time = median over repetitions of the slowest rank's time.
+//                 crossover; time = median over samples of the slowest rank's time per call in
+//                 a batch of calls with a moving root (see the loop for why).
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -264,13 +266,15 @@ struct Measured {
 };
 
 /// Runs one collective of n bytes per rank (float64 elements; sum for reductions).
-void run_once(Collective c, fc_comm_t comm, int p, std::size_t n, std::vector<double>& a,
+void run_once(Collective c, fc_comm_t comm, int root, std::size_t n, std::vector<double>& a,
               std::vector<double>& b) {
   const std::size_t count = n / sizeof(double);
   switch (c) {
-    case Collective::bcast: check(fc_bcast(a.data(), count, FC_DOUBLE, 0, comm), "bcast"); break;
+    case Collective::bcast:
+      check(fc_bcast(a.data(), count, FC_DOUBLE, root, comm), "bcast");
+      break;
     case Collective::reduce:
-      check(fc_reduce(a.data(), b.data(), count, FC_DOUBLE, FC_SUM, 0, comm), "reduce");
+      check(fc_reduce(a.data(), b.data(), count, FC_DOUBLE, FC_SUM, root, comm), "reduce");
       break;
     case Collective::allreduce:
       check(fc_allreduce(a.data(), b.data(), count, FC_DOUBLE, FC_SUM, comm), "allreduce");
@@ -288,7 +292,6 @@ void run_once(Collective c, fc_comm_t comm, int p, std::size_t n, std::vector<do
       break;
     default: break;
   }
-  (void)p;
 }
 
 std::vector<double> validation_sizes(const std::vector<tuning::CrossoverSegment>& t, bool quick) {
@@ -362,6 +365,12 @@ int main(int argc, char** argv) {
     if (saved != nullptr) setenv("FABCOLL_TUNING", saved, 1);
   }
   const std::string link = link_class();
+  if (rank == 0 && static_cast<unsigned>(p) > std::thread::hardware_concurrency()) {
+    std::fprintf(stderr,
+                 "fabcoll-calibrate: warning: %d ranks on %u cores; measured times include "
+                 "waiting for a core, which the alpha-beta-gamma model does not describe\n",
+                 p, std::thread::hardware_concurrency());
+  }
   const std::vector<Collective> colls =
       quick ? std::vector<Collective>{Collective::bcast, Collective::allreduce}
             : std::vector<Collective>{Collective::bcast, Collective::reduce, Collective::allreduce,
@@ -453,7 +462,7 @@ int main(int argc, char** argv) {
   // 5: validation.
   prog.phase("5/5 validate");
   std::vector<Measured> results;
-  const int reps = quick ? 21 : 51;
+  const int reps = quick ? 15 : 51;
   // The synchronisation overhead subtracted from every validation time (see below).
   double barrier_time = 0;
   {
@@ -485,20 +494,24 @@ int main(int argc, char** argv) {
           const double k = std::clamp(tuning::selector_k(*alg, n, p, m), 1.0, n / 8);
           packet = std::ceil(n / k);
         }
-        // A rank's own time of one call says little (a bcast root returns once its sends
-        // are posted), so each repetition is "barrier; call; barrier" and the median time of
-        // "barrier; barrier" is subtracted: what is left is the time until the last rank has
-        // finished the call.
+        // A rank's own time of one call says little (a bcast root returns once its sends are
+        // posted), and "barrier; call; barrier" minus a barrier hides the call's latency
+        // behind the barrier's. So each sample is a batch of `batch` calls back to back,
+        // between two barriers, divided by `batch`, with the root moving on every call: the
+        // next root must have received the previous call's data before it can send, so calls
+        // cannot overlap the way back-to-back calls from one root would. The barrier's own
+        // time (measured alone) is taken off once per batch.
+        const int batch = std::clamp(static_cast<int>(2e6 / (n + 16384)), 2, quick ? 8 : 32);
         std::vector<double> ts(static_cast<std::size_t>(reps));
         {
           const Force force(c, alg->name, packet);
-          run_once(c, world, p, bytes, a, b);  // warm-up
+          run_once(c, world, 0, bytes, a, b);  // warm-up
           for (int r = 0; r < reps; ++r) {
             check(fc_barrier(world), "barrier");
             const double t0 = now();
-            run_once(c, world, p, bytes, a, b);
+            for (int i = 0; i < batch; ++i) run_once(c, world, i % p, bytes, a, b);
             check(fc_barrier(world), "barrier");
-            ts[static_cast<std::size_t>(r)] = now() - t0;
+            ts[static_cast<std::size_t>(r)] = (now() - t0 - barrier_time) / batch;
           }
         }
         // Slowest rank per repetition (FABCOLL_ALLREDUCE_ALGORITHM is unset again here).
@@ -510,7 +523,7 @@ int main(int argc, char** argv) {
         me.alg = std::string(alg->name);
         me.n = n;
         me.predicted = tuning::algorithm_cost(*alg, n, p, m);
-        me.measured = std::max(1e-9, median(slowest) - barrier_time);
+        me.measured = std::max(1e-9, median(slowest));
         here.push_back(me);
         prog.advance(1);
       }
@@ -575,7 +588,7 @@ int main(int argc, char** argv) {
       if (t.size() > 400) t = t.substr(0, 400) + " …";
       std::printf("crossovers %s: %s\n", fabcoll::collective_name(c), t.c_str());
     }
-    std::printf("barrier (subtracted from each measured time): %.2f us\n", barrier_time * 1e6);
+    std::printf("barrier (taken off each batch of calls): %.2f us\n", barrier_time * 1e6);
     std::printf("%-22s %-24s %10s %14s %14s %8s  %s\n", "collective", "algorithm", "bytes",
                 "predicted(us)", "measured(us)", "error", "");
     for (const auto& me : results)

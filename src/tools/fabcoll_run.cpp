@@ -71,7 +71,7 @@ int exit_code_of(int status) {
 int main(int argc, char** argv) {
   CLI::App app{
       "fabcoll-run: start N ranks of a fabcoll program on this machine.\n"
-      "Example: fabcoll-run -n 4 -- ./app args"};
+      "Example: fabcoll-run -n 4 ./app args   (or: fabcoll-run -n 4 -- ./app args)"};
   int n = 1;
   int nodes = 1;
   std::string transport = "auto";
@@ -98,12 +98,20 @@ int main(int argc, char** argv) {
   app.add_flag("--tag-output", tag_output, "prefix every output line with [rank]");
   app.add_option("--bind-to", bind, "none, or core: pin rank r to the r-th allowed CPU (mod count)")
       ->check(CLI::IsMember({"none", "core"}));
-  app.add_option("command", command, "the program and its arguments (after --)")->required();
+  // Everything from the program name on belongs to the program (like mpirun): `fabcoll-run
+  // -n 4 ./app -x` passes -x to the app; `--` before the program is accepted too.
+  app.prefix_command();
   app.footer(
       "Each rank gets FABCOLL_RANK, FABCOLL_SIZE, FABCOLL_STORE, FABCOLL_SECRET and, with --nodes,\n"
       "FABCOLL_NODE. Exit status: 0 if every rank exited 0, else the first failure's code\n"
       "(128 + signal for a killed rank, 124 for --timeout).");
   CLI11_PARSE(app, argc, argv);
+  command = app.remaining();
+  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (command.empty()) {
+    std::fprintf(stderr, "fabcoll-run: no program to run (try --help)\n");
+    return 2;
+  }
   if (nodes > n) {
     std::fprintf(stderr, "fabcoll-run: --nodes %d is more than -n %d\n", nodes, n);
     return 2;

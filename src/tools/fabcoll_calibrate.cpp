@@ -596,9 +596,13 @@ int main(int argc, char** argv) {
                   me.alg.c_str(), me.n, me.predicted * 1e6, me.measured * 1e6,
                   100 * (me.predicted - me.measured) / me.measured, me.chosen ? "chosen " : "",
                   me.fastest ? "fastest" : "");
-    std::printf("median |predicted - measured| / measured = %.1f%%, max selection regret = %.1f%% "
-                "(%zu runs, %.1f s)\n",
-                100 * med_err, 100 * max_regret, results.size(), prog.elapsed());
+    if (results.empty()) {
+      std::printf("validation skipped (--no-validate); %.1f s\n", prog.elapsed());
+    } else {
+      std::printf("median |predicted - measured| / measured = %.1f%%, max selection regret = "
+                  "%.1f%% (%zu runs, %.1f s)\n",
+                  100 * med_err, 100 * max_regret, results.size(), prog.elapsed());
+    }
 
     std::string err;
     if (!out_path.empty() && tuning::save_tuning(file, out_path, err)) {

@@ -17,6 +17,10 @@
 //   MPI_Grequest_complete on those done, then ask PMPI_Test* (which also drives MPI's progress).
 // - Errors: a fabcoll failure prints fabcoll's message on stderr and goes through the
 //   communicator's MPI error handler with MPI_ERR_OTHER (fatal by default).
+// - Progress: blocking MPI_Send/Ssend/Recv/Sendrecv/Probe poll the same way while fabcoll
+//   requests are outstanding. A blocking collective that falls back to PMPI does not (it must stay
+//   blocking to match the peers' call), so a code that blocks in such a collective while a peer
+//   waits for one of its routed nonblocking collectives can hang.
 // - MPI_THREAD_MULTIPLE: nothing is routed to fabcoll (everything falls back to PMPI).
 #ifndef OMPI_SKIP_MPICXX
 #define OMPI_SKIP_MPICXX 1
@@ -43,16 +47,60 @@ namespace {
 
 // ---- statistics ------------------------------------------------------------------------------
 enum Coll : int {
-  kBcast, kReduce, kAllreduce, kScan, kExscan, kBarrier, kGather, kScatter, kAllgather,
-  kAllgatherv, kAlltoall, kAlltoallv, kReduceScatterBlock,
-  kIbcast, kIreduce, kIallreduce, kIscan, kIexscan, kIbarrier, kIgather, kIscatter, kIallgather,
-  kIallgatherv, kIalltoall, kIalltoallv, kIreduceScatterBlock, kCollCount
+  kBcast,
+  kReduce,
+  kAllreduce,
+  kScan,
+  kExscan,
+  kBarrier,
+  kGather,
+  kScatter,
+  kAllgather,
+  kAllgatherv,
+  kAlltoall,
+  kAlltoallv,
+  kReduceScatterBlock,
+  kIbcast,
+  kIreduce,
+  kIallreduce,
+  kIscan,
+  kIexscan,
+  kIbarrier,
+  kIgather,
+  kIscatter,
+  kIallgather,
+  kIallgatherv,
+  kIalltoall,
+  kIalltoallv,
+  kIreduceScatterBlock,
+  kCollCount
 };
-constexpr const char* kCollNames[kCollCount] = {
-  "bcast", "reduce", "allreduce", "scan", "exscan", "barrier", "gather", "scatter", "allgather",
-  "allgatherv", "alltoall", "alltoallv", "reduce_scatter_block",
-  "ibcast", "ireduce", "iallreduce", "iscan", "iexscan", "ibarrier", "igather", "iscatter",
-  "iallgather", "iallgatherv", "ialltoall", "ialltoallv", "ireduce_scatter_block"};
+constexpr const char* kCollNames[kCollCount] = {"bcast",
+                                                "reduce",
+                                                "allreduce",
+                                                "scan",
+                                                "exscan",
+                                                "barrier",
+                                                "gather",
+                                                "scatter",
+                                                "allgather",
+                                                "allgatherv",
+                                                "alltoall",
+                                                "alltoallv",
+                                                "reduce_scatter_block",
+                                                "ibcast",
+                                                "ireduce",
+                                                "iallreduce",
+                                                "iscan",
+                                                "iexscan",
+                                                "ibarrier",
+                                                "igather",
+                                                "iscatter",
+                                                "iallgather",
+                                                "iallgatherv",
+                                                "ialltoall",
+                                                "ialltoallv",
+                                                "ireduce_scatter_block"};
 
 struct Pending {
   fc_request_t fr = FC_REQUEST_NULL;
@@ -96,7 +144,8 @@ std::size_t plain_size(MPI_Datatype t) {
     return 0;
   int size = 0;
   MPI_Aint lb = 0, extent = 0;
-  if (PMPI_Type_size(t, &size) != MPI_SUCCESS || PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS)
+  if (PMPI_Type_size(t, &size) != MPI_SUCCESS ||
+      PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS)
     return 0;
   if (size <= 0 || lb != 0 || extent != size) return 0;
   return static_cast<std::size_t>(size);
@@ -168,19 +217,32 @@ const char* reduction_args(MPI_Datatype t, MPI_Op op, int count, fc_datatype_t* 
     return "MPI_DOUBLE_INT layout";
   const bool arith = kind == Kind::integer || kind == Kind::floating;
   const bool bits = kind == Kind::integer || kind == Kind::byte;
-  if (op == MPI_SUM && arith) *fop = FC_SUM;
-  else if (op == MPI_PROD && arith) *fop = FC_PROD;
-  else if (op == MPI_MIN && arith) *fop = FC_MIN;
-  else if (op == MPI_MAX && arith) *fop = FC_MAX;
-  else if (op == MPI_LAND && kind == Kind::integer) *fop = FC_LAND;
-  else if (op == MPI_LOR && kind == Kind::integer) *fop = FC_LOR;
-  else if (op == MPI_LXOR && kind == Kind::integer) *fop = FC_LXOR;
-  else if (op == MPI_BAND && bits) *fop = FC_BAND;
-  else if (op == MPI_BOR && bits) *fop = FC_BOR;
-  else if (op == MPI_BXOR && bits) *fop = FC_BXOR;
-  else if (op == MPI_MINLOC && kind == Kind::pair) *fop = FC_MINLOC;
-  else if (op == MPI_MAXLOC && kind == Kind::pair) *fop = FC_MAXLOC;
-  else return "op not mapped for this datatype (user op or not predefined)";
+  if (op == MPI_SUM && arith)
+    *fop = FC_SUM;
+  else if (op == MPI_PROD && arith)
+    *fop = FC_PROD;
+  else if (op == MPI_MIN && arith)
+    *fop = FC_MIN;
+  else if (op == MPI_MAX && arith)
+    *fop = FC_MAX;
+  else if (op == MPI_LAND && kind == Kind::integer)
+    *fop = FC_LAND;
+  else if (op == MPI_LOR && kind == Kind::integer)
+    *fop = FC_LOR;
+  else if (op == MPI_LXOR && kind == Kind::integer)
+    *fop = FC_LXOR;
+  else if (op == MPI_BAND && bits)
+    *fop = FC_BAND;
+  else if (op == MPI_BOR && bits)
+    *fop = FC_BOR;
+  else if (op == MPI_BXOR && bits)
+    *fop = FC_BXOR;
+  else if (op == MPI_MINLOC && kind == Kind::pair)
+    *fop = FC_MINLOC;
+  else if (op == MPI_MAXLOC && kind == Kind::pair)
+    *fop = FC_MAXLOC;
+  else
+    return "op not mapped for this datatype (user op or not predefined)";
   return nullptr;
 }
 
@@ -269,6 +331,26 @@ Pending* find_pending(MPI_Request r) {
   for (Pending* p : st().pending)
     if (p->mr == r) return p;
   return nullptr;
+}
+
+/// A blocking point-to-point PMPI call while fabcoll requests are outstanding: MPI's progress
+/// rule says those must still complete (a peer may wait in MPI_Wait for our part before it sends
+/// what we receive), so start the nonblocking form and poll both engines. Without outstanding
+/// fabcoll requests, the blocking call itself. (Not for collectives: a nonblocking collective
+/// does not match a blocking one.)
+template <class Nonblocking, class Blocking>
+int pmpi_progressing(Nonblocking&& start, Blocking&& blocking,
+                     MPI_Status* status = MPI_STATUS_IGNORE) {
+  if (st().pending.empty()) return blocking();
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = start(&r);
+  if (rc != MPI_SUCCESS) return rc;
+  for (;;) {
+    drive_all();
+    int flag = 0;
+    rc = PMPI_Test(&r, &flag, status);
+    if (rc != MPI_SUCCESS || flag) return rc;
+  }
 }
 
 /// Runs a routed collective: start(nullptr) is the blocking call, start(&fr) the nonblocking one.
@@ -366,7 +448,8 @@ int do_reduction(Coll c, Red kind, const void* sb, void* rb, int count, MPI_Data
   return run(c, comm, req, std::make_unique<Pending>(), [&](fc_request_t* r) {
     switch (kind) {
       case Red::reduce:
-        return r ? fc_ireduce(s, rb, n, dt, fop, root, fc, r) : fc_reduce(s, rb, n, dt, fop, root, fc);
+        return r ? fc_ireduce(s, rb, n, dt, fop, root, fc, r)
+                 : fc_reduce(s, rb, n, dt, fop, root, fc);
       case Red::allreduce:
         return r ? fc_iallreduce(s, rb, n, dt, fop, fc, r) : fc_allreduce(s, rb, n, dt, fop, fc);
       case Red::scan:
@@ -407,7 +490,9 @@ int do_block(Coll c, Blk kind, const void* sb, int sc, MPI_Datatype st_, void* r
       send_matters = at_root;
       recv_matters = rb != MPI_IN_PLACE;
       break;
-    case Blk::allgather: send_matters = sb != MPI_IN_PLACE; break;
+    case Blk::allgather:
+      send_matters = sb != MPI_IN_PLACE;
+      break;
     case Blk::alltoall:
       if (sb == MPI_IN_PLACE) return fallback(c, "MPI_IN_PLACE alltoall"), kFallback;
       break;
@@ -415,7 +500,8 @@ int do_block(Coll c, Blk kind, const void* sb, int sc, MPI_Datatype st_, void* r
   Side s, r;
   if (send_matters) s = side(sc, st_);
   if (recv_matters) r = side(rc, rt);
-  if (!s.ok || !r.ok) return fallback(c, "datatype not predefined-contiguous or bad count"), kFallback;
+  if (!s.ok || !r.ok)
+    return fallback(c, "datatype not predefined-contiguous or bad count"), kFallback;
   const void* fsb = in_place(sb);
   void* frb = rb == MPI_IN_PLACE ? FC_IN_PLACE : rb;
   return run(c, comm, req, std::make_unique<Pending>(), [&](fc_request_t* q) {
@@ -513,7 +599,8 @@ void setup(int provided) {
   if (!ok) {
     if (ctx != nullptr) fc_finalize(ctx);
     if (s.world_rank == 0)
-      std::fprintf(stderr, "fabcoll_mpi: fabcoll did not start on every rank; all calls go to PMPI\n");
+      std::fprintf(stderr,
+                   "fabcoll_mpi: fabcoll did not start on every rank; all calls go to PMPI\n");
     return;
   }
   s.ctx = ctx;
@@ -548,7 +635,8 @@ void mirror(MPI_Comm comm, int color, int key, MPI_Comm newcomm) {
   if (!ok) {
     if (child != FC_COMM_NULL) fc_comm_free(&child);
     if (s.verbose >= 1)
-      std::fprintf(stderr, "fabcoll_mpi: rank %d: communicator not mirrored, its collectives go to PMPI\n",
+      std::fprintf(stderr,
+                   "fabcoll_mpi: rank %d: communicator not mirrored, its collectives go to PMPI\n",
                    s.world_rank);
     return;
   }
@@ -694,8 +782,7 @@ int MPI_Barrier(MPI_Comm comm) {
 int MPI_Gather(const void* sb, int sc, MPI_Datatype stype, void* rb, int rc_, MPI_Datatype rtype,
                int root, MPI_Comm comm) {
   if (!st().active) return PMPI_Gather(sb, sc, stype, rb, rc_, rtype, root, comm);
-  const int rc =
-      do_block(kGather, Blk::gather, sb, sc, stype, rb, rc_, rtype, root, comm, nullptr);
+  const int rc = do_block(kGather, Blk::gather, sb, sc, stype, rb, rc_, rtype, root, comm, nullptr);
   return rc != kFallback ? rc : PMPI_Gather(sb, sc, stype, rb, rc_, rtype, root, comm);
 }
 
@@ -707,8 +794,8 @@ int MPI_Scatter(const void* sb, int sc, MPI_Datatype stype, void* rb, int rc_, M
   return rc != kFallback ? rc : PMPI_Scatter(sb, sc, stype, rb, rc_, rtype, root, comm);
 }
 
-int MPI_Allgather(const void* sb, int sc, MPI_Datatype stype, void* rb, int rc_,
-                  MPI_Datatype rtype, MPI_Comm comm) {
+int MPI_Allgather(const void* sb, int sc, MPI_Datatype stype, void* rb, int rc_, MPI_Datatype rtype,
+                  MPI_Comm comm) {
   if (!st().active) return PMPI_Allgather(sb, sc, stype, rb, rc_, rtype, comm);
   const int rc =
       do_block(kAllgather, Blk::allgather, sb, sc, stype, rb, rc_, rtype, 0, comm, nullptr);
@@ -726,7 +813,8 @@ int MPI_Alltoall(const void* sb, int sc, MPI_Datatype stype, void* rb, int rc_, 
 int MPI_Allgatherv(const void* sb, int sc, MPI_Datatype stype, void* rb, const int rcounts[],
                    const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
   if (!st().active) return PMPI_Allgatherv(sb, sc, stype, rb, rcounts, displs, rtype, comm);
-  const int rc = do_allgatherv(kAllgatherv, sb, sc, stype, rb, rcounts, displs, rtype, comm, nullptr);
+  const int rc =
+      do_allgatherv(kAllgatherv, sb, sc, stype, rb, rcounts, displs, rtype, comm, nullptr);
   return rc != kFallback ? rc : PMPI_Allgatherv(sb, sc, stype, rb, rcounts, displs, rtype, comm);
 }
 
@@ -811,8 +899,8 @@ int MPI_Iallgather(const void* sb, int sc, MPI_Datatype stype, void* rb, int rc_
   return rc != kFallback ? rc : PMPI_Iallgather(sb, sc, stype, rb, rc_, rtype, comm, req);
 }
 
-int MPI_Ialltoall(const void* sb, int sc, MPI_Datatype stype, void* rb, int rc_,
-                  MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
+int MPI_Ialltoall(const void* sb, int sc, MPI_Datatype stype, void* rb, int rc_, MPI_Datatype rtype,
+                  MPI_Comm comm, MPI_Request* req) {
   if (!st().active) return PMPI_Ialltoall(sb, sc, stype, rb, rc_, rtype, comm, req);
   const int rc = do_block(kIalltoall, Blk::alltoall, sb, sc, stype, rb, rc_, rtype, 0, comm, req);
   return rc != kFallback ? rc : PMPI_Ialltoall(sb, sc, stype, rb, rc_, rtype, comm, req);
@@ -831,11 +919,11 @@ int MPI_Ialltoallv(const void* sb, const int scounts[], const int sdispls[], MPI
                    MPI_Comm comm, MPI_Request* req) {
   if (!st().active)
     return PMPI_Ialltoallv(sb, scounts, sdispls, stype, rb, rcounts, rdispls, rtype, comm, req);
-  const int rc = do_alltoallv(kIalltoallv, sb, scounts, sdispls, stype, rb, rcounts, rdispls,
-                              rtype, comm, req);
-  return rc != kFallback ? rc
-                         : PMPI_Ialltoallv(sb, scounts, sdispls, stype, rb, rcounts, rdispls,
-                                           rtype, comm, req);
+  const int rc = do_alltoallv(kIalltoallv, sb, scounts, sdispls, stype, rb, rcounts, rdispls, rtype,
+                              comm, req);
+  return rc != kFallback
+             ? rc
+             : PMPI_Ialltoallv(sb, scounts, sdispls, stype, rb, rcounts, rdispls, rtype, comm, req);
 }
 
 // -- completion: drive the outstanding fabcoll requests, let PMPI do the rest
@@ -905,6 +993,61 @@ int MPI_Testsome(int n, MPI_Request rs[], int* outcount, int indices[], MPI_Stat
 int MPI_Request_get_status(MPI_Request r, int* flag, MPI_Status* status) {
   drive_all();
   return PMPI_Request_get_status(r, flag, status);
+}
+
+// -- blocking point-to-point: progress outstanding fabcoll requests meanwhile (see
+// pmpi_progressing)
+int MPI_Send(const void* buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm comm) {
+  return pmpi_progressing(
+      [&](MPI_Request* r) { return PMPI_Isend(buf, count, t, dest, tag, comm, r); },
+      [&] { return PMPI_Send(buf, count, t, dest, tag, comm); });
+}
+
+int MPI_Ssend(const void* buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm comm) {
+  return pmpi_progressing(
+      [&](MPI_Request* r) { return PMPI_Issend(buf, count, t, dest, tag, comm, r); },
+      [&] { return PMPI_Ssend(buf, count, t, dest, tag, comm); });
+}
+
+int MPI_Recv(void* buf, int count, MPI_Datatype t, int source, int tag, MPI_Comm comm,
+             MPI_Status* status) {
+  return pmpi_progressing(
+      [&](MPI_Request* r) { return PMPI_Irecv(buf, count, t, source, tag, comm, r); },
+      [&] { return PMPI_Recv(buf, count, t, source, tag, comm, status); }, status);
+}
+
+int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
+                 int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
+                 MPI_Status* status) {
+  if (st().pending.empty())
+    return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,
+                         status);
+  MPI_Request rs[2];
+  int rc = PMPI_Irecv(rbuf, rcount, rtype, source, rtag, comm, &rs[0]);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = PMPI_Isend(sbuf, scount, stype, dest, stag, comm, &rs[1]);
+  if (rc != MPI_SUCCESS) return rc;
+  MPI_Status ss[2];
+  for (;;) {
+    drive_all();
+    int flag = 0;
+    rc = PMPI_Testall(2, rs, &flag, ss);
+    if (rc != MPI_SUCCESS) return rc;
+    if (flag) {
+      if (status != MPI_STATUS_IGNORE) *status = ss[0];
+      return MPI_SUCCESS;
+    }
+  }
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (st().pending.empty()) return PMPI_Probe(source, tag, comm, status);
+  for (;;) {
+    drive_all();
+    int flag = 0;
+    const int rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+    if (rc != MPI_SUCCESS || flag) return rc;
+  }
 }
 
 int MPI_Request_free(MPI_Request* r) {

@@ -540,6 +540,38 @@ static void test_mixed_requests(MPI_Comm comm, const char* cname) {
   digest(&got, sizeof got);
 }
 
+/* MPI's progress rule: a rank blocked in a point-to-point call must still progress its
+ * outstanding nonblocking collectives, for a peer may wait on them before it sends. */
+static void test_progress(MPI_Comm comm, const char* cname) {
+  int rank, p;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  if (p < 2) return;
+  const int n = 1 << 20; /* 4 MiB of int: several steps of any algorithm */
+  int* big = malloc(sizeof(int) * (size_t)n);
+  for (int k = 0; k < n; ++k) big[k] = rank == 0 ? k ^ 0x5a5a : -1;
+  char ctx[64];
+  snprintf(ctx, sizeof ctx, "%s progress", cname);
+  MPI_Request req;
+  MPI_Ibcast(big, n, MPI_INT, 0, comm, &req);
+  int token = 0;
+  if (rank == 0) {
+    MPI_Recv(&token, 1, MPI_INT, 1, 91, comm, MPI_STATUS_IGNORE); /* rank 1 sends after its Wait */
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (token != 4242) fail("token", ctx);
+  } else {
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (rank == 1) {
+      token = 4242;
+      MPI_Send(&token, 1, MPI_INT, 0, 91, comm);
+    }
+  }
+  for (int k = 0; k < n; ++k)
+    if (big[k] != (k ^ 0x5a5a)) { fail("ibcast result", ctx); break; }
+  digest(big, 64);
+  free(big);
+}
+
 /* ---- the suite on one communicator -------------------------------------------------------- */
 static void suite(MPI_Comm comm, const char* cname) {
   int p;
@@ -595,6 +627,7 @@ static void suite(MPI_Comm comm, const char* cname) {
   }
   test_fallbacks(comm, cname);
   test_mixed_requests(comm, cname);
+  test_progress(comm, cname);
 }
 
 int main(int argc, char** argv) {

@@ -108,6 +108,15 @@ struct Pending {
   MPI_Comm comm = MPI_COMM_NULL;
   int err = MPI_SUCCESS;
   std::vector<std::size_t> v[4];  // converted counts/displacements, alive until completion
+  // exscan on rank 0: MPI leaves recvbuf undefined there, MPI libraries leave it untouched and
+  // codes rely on that; fabcoll writes it, so the bytes are put back on completion.
+  void* restore_to = nullptr;
+  std::vector<unsigned char> saved;
+  void restore() {
+    if (restore_to != nullptr && !saved.empty())
+      std::memcpy(restore_to, saved.data(), saved.size());
+    restore_to = nullptr;
+  }
 };
 
 struct State {
@@ -291,6 +300,7 @@ void complete(Pending* p) {
       break;
     }
   }
+  p->restore();
   const MPI_Request mr = p->mr;
   PMPI_Grequest_complete(mr);
 }
@@ -360,6 +370,7 @@ int run(Coll c, MPI_Comm comm, MPI_Request* request, std::unique_ptr<Pending> p,
   ++s.routed[c];
   if (request == nullptr) {
     const int rc = start(static_cast<fc_request_t*>(nullptr));
+    p->restore();
     return rc == FC_SUCCESS ? MPI_SUCCESS : report(comm, kCollNames[c], rc);
   }
   const int rc = start(&p->fr);
@@ -445,7 +456,13 @@ int do_reduction(Coll c, Red kind, const void* sb, void* rb, int count, MPI_Data
   if (const char* why = reduction_args(t, op, count, &dt, &fop)) return fallback(c, why), kFallback;
   const void* s = in_place(sb);
   const auto n = static_cast<std::size_t>(count);
-  return run(c, comm, req, std::make_unique<Pending>(), [&](fc_request_t* r) {
+  auto pend = std::make_unique<Pending>();
+  if (kind == Red::exscan && comm_rank(fc) == 0 && n > 0 && rb != nullptr) {
+    const auto* bytes = static_cast<const unsigned char*>(rb);
+    pend->saved.assign(bytes, bytes + n * fc_datatype_size(dt));
+    pend->restore_to = rb;
+  }
+  return run(c, comm, req, std::move(pend), [&](fc_request_t* r) {
     switch (kind) {
       case Red::reduce:
         return r ? fc_ireduce(s, rb, n, dt, fop, root, fc, r)

@@ -178,7 +178,7 @@ Kind reduction_type(MPI_Datatype t, fc_datatype_t* out) {
     fc_datatype_t fc;
     Kind kind;
   };
-  static const Entry kTable[] = {
+  static const Entry entries[] = {
       {MPI_INT, int_type<int>(), Kind::integer},
       {MPI_DOUBLE, FC_DOUBLE, Kind::floating},
       {MPI_FLOAT, FC_FLOAT, Kind::floating},
@@ -207,7 +207,7 @@ Kind reduction_type(MPI_Datatype t, fc_datatype_t* out) {
       {MPI_FLOAT_INT, FC_FLOAT_INT, Kind::pair},
       {MPI_DOUBLE_INT, FC_DOUBLE_INT, Kind::pair},
   };
-  for (const Entry& e : kTable) {
+  for (const Entry& e : entries) {
     if (e.mpi == t) {
       *out = e.fc;
       return e.kind;

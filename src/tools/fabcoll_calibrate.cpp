@@ -485,7 +485,8 @@ int main(int argc, char** argv) {
       const std::size_t total = bytes * static_cast<std::size_t>(p);
       std::vector<double> a(total / sizeof(double) + 1, 1.0), b(total / sizeof(double) + 1, 0.0);
       const fabcoll::CostModel m = tuning::model_for(file, link, n);
-      std::vector<Measured> here;
+      std::vector<const Algorithm*> cands;
+      std::vector<double> packets;
       for (const Algorithm* alg : fabcoll::all_algorithms()) {
         if (alg->coll != c || !tuning::eligible(*alg, p, true)) continue;
         // The packet count the fitted model wants (elements of 8 bytes, as the engine counts).
@@ -494,38 +495,49 @@ int main(int argc, char** argv) {
           const double k = std::clamp(tuning::selector_k(*alg, n, p, m), 1.0, n / 8);
           packet = std::ceil(n / k);
         }
-        // A rank's own time of one call says little (a bcast root returns once its sends are
-        // posted), and "barrier; call; barrier" minus a barrier hides the call's latency
-        // behind the barrier's. So each sample is a batch of `batch` calls back to back,
-        // between two barriers, divided by `batch`, with the root moving on every call: the
-        // next root must have received the previous call's data before it can send, so calls
-        // cannot overlap the way back-to-back calls from one root would. The barrier's own
-        // time (measured alone) is taken off once per batch.
-        const int batch = std::clamp(static_cast<int>(2e6 / (n + 16384)), 2, quick ? 8 : 32);
-        std::vector<double> ts(static_cast<std::size_t>(reps));
-        {
-          const Force force(c, alg->name, packet);
-          run_once(c, world, 0, bytes, a, b);  // warm-up
-          for (int r = 0; r < reps; ++r) {
-            check(fc_barrier(world), "barrier");
-            const double t0 = now();
-            for (int i = 0; i < batch; ++i) run_once(c, world, i % p, bytes, a, b);
-            check(fc_barrier(world), "barrier");
-            ts[static_cast<std::size_t>(r)] = (now() - t0 - barrier_time) / batch;
-          }
+        cands.push_back(alg);
+        packets.push_back(packet);
+      }
+      // A rank's own time of one call says little (a bcast root returns once its sends are
+      // posted), and "barrier; call; barrier" minus a barrier hides the call's latency behind
+      // the barrier's. So each sample is a batch of `batch` calls back to back, between two
+      // barriers, divided by `batch`, with the root moving on every call: the next root must
+      // have received the previous call's data before it can send, so calls cannot overlap the
+      // way back-to-back calls from one root would. The barrier's own time (measured alone) is
+      // taken off once per batch. The candidates take turns, one batch each per round, so that
+      // load from other processes that comes and goes hits all of them alike (the regret
+      // compares them).
+      const int batch = std::clamp(static_cast<int>(2e6 / (n + 16384)), 2, quick ? 8 : 32);
+      std::vector<std::vector<double>> ts(cands.size(),
+                                          std::vector<double>(static_cast<std::size_t>(reps)));
+      for (std::size_t j = 0; j < cands.size(); ++j) {  // warm-up
+        const Force force(c, cands[j]->name, packets[j]);
+        run_once(c, world, 0, bytes, a, b);
+      }
+      for (int r = 0; r < reps; ++r) {
+        for (std::size_t j = 0; j < cands.size(); ++j) {
+          const Force force(c, cands[j]->name, packets[j]);
+          check(fc_barrier(world), "barrier");
+          const double t0 = now();
+          for (int i = 0; i < batch; ++i) run_once(c, world, i % p, bytes, a, b);
+          check(fc_barrier(world), "barrier");
+          ts[j][static_cast<std::size_t>(r)] = (now() - t0 - barrier_time) / batch;
         }
-        // Slowest rank per repetition (FABCOLL_ALLREDUCE_ALGORITHM is unset again here).
-        std::vector<double> slowest(ts.size());
-        check(fc_allreduce(ts.data(), slowest.data(), ts.size(), FC_DOUBLE, FC_MAX, world),
+        prog.advance(static_cast<double>(cands.size()) / reps);
+      }
+      std::vector<Measured> here;
+      for (std::size_t j = 0; j < cands.size(); ++j) {
+        // Slowest rank per repetition (no algorithm is forced any more here).
+        std::vector<double> slowest(ts[j].size());
+        check(fc_allreduce(ts[j].data(), slowest.data(), ts[j].size(), FC_DOUBLE, FC_MAX, world),
               "allreduce");
         Measured me;
         me.coll = fabcoll::collective_name(c);
-        me.alg = std::string(alg->name);
+        me.alg = std::string(cands[j]->name);
         me.n = n;
-        me.predicted = tuning::algorithm_cost(*alg, n, p, m);
+        me.predicted = tuning::algorithm_cost(*cands[j], n, p, m);
         me.measured = std::max(1e-9, median(slowest));
         here.push_back(me);
-        prog.advance(1);
       }
       if (here.empty()) continue;
       auto best_m = std::min_element(here.begin(), here.end(), [](const auto& x, const auto& y) {

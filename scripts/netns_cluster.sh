@@ -96,16 +96,24 @@ path, rate, tol, pp = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 m = re.fullmatch(r"([0-9.]+)([kmg]?)bit", rate.lower())
 bits = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
 link = json.load(open(path))["links"][0]
-beta = link["beta_above"] if link["break_bytes"] > 0 else link["beta"]
-# Also the slope between the two largest sizes alone (the bandwidth-bound end).
+beta_file = link["beta_above"] if link["break_bytes"] > 0 else link["beta"]
+# The token bucket lets its burst (64 KiB) through at line rate, so a shaped link has three
+# regimes (latency, burst, shaped rate), one more than the two-segment fit knows: the tuning
+# file's β can land anywhere between line rate and the shaped rate depending on where the
+# break is put. β of the shaped rate is the slope over the bandwidth-bound sizes, >= 8 bursts
+# (512 KiB): ordinary least squares on the per-size medians there.
 med = sorted((float(r["n"]), float(r["t"])) for r in csv.DictReader(open(pp)) if r["kind"] == "median")
-(n1, t1), (n2, t2) = med[-2], med[-1]
-slope = (t2 - t1) / (n2 - n1)
+big = [(n, t) for n, t in med if n >= 512 * 1024]
+if len(big) < 2:
+    sys.exit("netns_cluster: fewer than 2 sizes >= 512 KiB")
+mn = sum(n for n, _ in big) / len(big)
+mt = sum(t for _, t in big) / len(big)
+beta = sum((n - mn) * (t - mt) for n, t in big) / sum((n - mn) ** 2 for n, _ in big)
 shaped = 8.0 / bits  # seconds per byte at the shaped rate
 err = beta / shaped - 1
-print(f"netns_cluster: link {link['class']}: alpha = {link['alpha']*1e6:.1f} us, fitted beta = {beta:.4g} s/B "
-      f"({8/beta/1e6:.1f} Mbit/s); shaped {rate} = {shaped:.4g} s/B; error {100*err:+.1f}% "
-      f"(tolerance {100*tol:.0f}%); slope of the two largest sizes {8/slope/1e6:.1f} Mbit/s"
-      + (f"; break at {link['break_bytes']:.0f} B" if link["break_bytes"] > 0 else ""))
+print(f"netns_cluster: link {link['class']}: alpha = {link['alpha']*1e6:.1f} us; beta over sizes >= 512 KiB "
+      f"= {beta:.4g} s/B ({8/beta/1e6:.1f} Mbit/s); shaped {rate} = {shaped:.4g} s/B; error {100*err:+.1f}% "
+      f"(tolerance {100*tol:.0f}%); tuning file's beta {8/beta_file/1e6:.1f} Mbit/s"
+      + (f" above its break at {link['break_bytes']:.0f} B" if link["break_bytes"] > 0 else ""))
 sys.exit(0 if abs(err) <= tol else 1)
 PY

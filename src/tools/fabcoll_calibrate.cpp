@@ -601,8 +601,9 @@ int main(int argc, char** argv) {
       std::printf("crossovers %s: %s\n", fabcoll::collective_name(c), t.c_str());
     }
     std::printf("barrier (taken off each batch of calls): %.2f us\n", barrier_time * 1e6);
-    std::printf("%-22s %-24s %10s %14s %14s %8s  %s\n", "collective", "algorithm", "bytes",
-                "predicted(us)", "measured(us)", "error", "");
+    if (!results.empty())
+      std::printf("%-22s %-24s %10s %14s %14s %8s  %s\n", "collective", "algorithm", "bytes",
+                  "predicted(us)", "measured(us)", "error", "");
     for (const auto& me : results)
       std::printf("%-22s %-24s %10.0f %14.2f %14.2f %+7.0f%%  %s%s\n", me.coll.c_str(),
                   me.alg.c_str(), me.n, me.predicted * 1e6, me.measured * 1e6,

@@ -127,6 +127,14 @@ Task<> alltoall_hypercube(Channel& ch, ConstBytes send, MutableBytes recv, std::
 Task<> alltoall_bruck(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
 extern const Algorithm kAlltoallGrid;
 Task<> alltoall_grid(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
+extern const Algorithm kAlltoallGridNd;
+/// Grid all-to-all on k_1 × … × k_d = p (dims[0] varies fastest in the rank; empty for p = 1).
+Task<> alltoall_grid_nd(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block,
+                        std::vector<int> dims);
+/// The sides (non-increasing) of the grid minimising Σ (k_i-1)(α + βnp/k_i) for n-byte blocks.
+std::vector<int> alltoall_grid_nd_dims(int p, double n, const CostModel& m);
+/// Σ (k_i-1)(α + βnp/k_i) for the given sides.
+double alltoall_grid_nd_cost(std::span<const int> dims, int p, double n, const CostModel& m);
 // alltoallv: counts and displacements in elements of elem_size bytes (MPI's layout).
 extern const Algorithm kAlltoallvDirect;
 Task<> alltoallv_direct(Channel& ch, const void* sendbuf, void* recvbuf, std::size_t elem_size,

@@ -13,6 +13,7 @@ std::span<const Algorithm* const> alltoall_algorithms() {
       &algorithms::kAlltoallHypercube,
       &algorithms::kAlltoallBruck,
       &algorithms::kAlltoallGrid,
+      &algorithms::kAlltoallGridNd,
       &algorithms::kAlltoallvDirect,
       &algorithms::kAlltoallvTwoPhase,
       &algorithms::kReduceScatterRecursiveHalving,

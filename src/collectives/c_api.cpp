@@ -24,6 +24,7 @@
 #include "bootstrap/pmix_bootstrap.hpp"
 #include "engine/router.hpp"
 #include "transports/inproc/inproc.hpp"
+#include "tuning/tuning_file.hpp"
 #include "transports/ofi/ofi.hpp"
 #include "transports/shm/shm.hpp"
 
@@ -52,6 +53,7 @@ struct fc_context_s {
   std::unique_ptr<fabcoll::Router> router;
   fabcoll::Transport* transport = nullptr;
   std::string bootstrap = "lone process";
+  std::string tuning = "built-in defaults";
   std::vector<std::string> node_of;
   fabcoll::Progress progress;
   fabcoll::CidCounter cids;
@@ -172,6 +174,25 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
                                              : static_cast<fabcoll::Transport*>(c.ofi.get()));
   }
   init_context(c, *c.router, rank, size);
+  // The cost model: the calibrated one for this machine (fabcoll-calibrate's tuning file), else
+  // built-in defaults for the slowest link class in use, with a one-line notice on rank 0.
+  const bool fabric = c.ofi && (mode == "ofi" || nodes.nodes > 1);
+  const std::string link = fabric ? "ofi/" + c.ofi->provider() : "shm";
+  std::string notice;
+  if (const auto tuning = fabcoll::tuning::load_tuning(notice)) {
+    c.world.comm->set_model(fabcoll::tuning::model_for(*tuning, link));
+    c.tuning = "tuning file " + fabcoll::tuning::tuning_path() + " (" + link + ")";
+  } else {
+    // Defaults per link class (measured once on the development machine; calibrate to replace).
+    c.world.comm->set_model(fabric ? fabcoll::CostModel{10e-6, 4e-10, 1e-10}
+                                   : fabcoll::CostModel{1e-6, 1.5e-10, 1e-10});
+    c.tuning = "built-in defaults (" + link + ")";
+    if (notice.empty())
+      notice = "fabcoll: no tuning file (FABCOLL_TUNING or " + fabcoll::tuning::tuning_path() +
+               "); using built-in " + link + " defaults; run fabcoll-calibrate to measure this machine";
+  }
+  if (rank == 0 && !notice.empty() && std::getenv("FABCOLL_QUIET") == nullptr)
+    std::fprintf(stderr, "%s\n", notice.c_str());
 }
 
 /// The first non-loopback IPv4 address of this host (for a TCP bootstrap store).
@@ -313,6 +334,7 @@ ContextInfo describe_context(fc_context_t ctx) {
   info.rank = ctx->world.comm->rank();
   info.size = ctx->world.comm->size();
   info.bootstrap = ctx->bootstrap;
+  info.tuning = ctx->tuning;
   info.node_of = ctx->node_of;
   info.shm_cma = ctx->shm && ctx->shm->cma_enabled();
   for (int r = 0; r < info.size; ++r) {

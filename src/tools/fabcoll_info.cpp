@@ -183,6 +183,7 @@ int print_layout() {
                   info.transport_of[ur].c_str());
     }
     std::printf("  shm single-copy (CMA): %s\n", info.shm_cma ? "on" : "off");
+    std::printf("  cost model in force: %s\n", info.tuning.c_str());
   }
   fc_finalize(ctx);
   return 0;

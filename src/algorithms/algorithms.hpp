@@ -68,6 +68,10 @@ Task<> prefix_inorder_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
                            const ReduceOp& op, std::size_t k, bool exclusive);
 double prefix_inorder_tree_cost(const CostQuery& q);
 double prefix_inorder_tree_optimal_k(const CostQuery& q);
+extern const Algorithm kAllreduceTwoTree;
+/// Two-tree all-reduce (H9): pipelined reduce up the two trees (k packets), then bcast_two_tree.
+Task<> allreduce_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
+                          const ReduceOp& op, std::size_t k);
 
 // ---- barrier, gather, scatter, all-gather(v) (registry_gather_barrier.cpp) -------------------
 extern const Algorithm kBarrierDissemination;

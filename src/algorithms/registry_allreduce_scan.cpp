@@ -16,6 +16,7 @@ std::span<const Algorithm* const> allreduce_scan_algorithms() {
       &algorithms::kExscanHypercube,
       &algorithms::kScanInorderTree,
       &algorithms::kExscanInorderTree,
+      &algorithms::kAllreduceTwoTree,
   };
   return kAll;
 }

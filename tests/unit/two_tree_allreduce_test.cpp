@@ -1,19 +1,78 @@
-// H9: the hypercube broadcast of Grama et al. Program 3.1 (003_040e6e35e79cd315.txt) shown
-// to be the binomial-tree broadcast (same sender→receiver pairs, same order, same times), which is why it is not registered twice.
+// H9: the two-tree all-reduce's cost bound on the sim, and the hypercube broadcast of
+// Grama et al. Program 3.1 (003_040e6e35e79cd315.txt) shown to be the binomial-tree broadcast
+// (same sender→receiver pairs, same order, same times), which is why it is not registered twice.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdio>
 
 #include "algorithms/algorithms.hpp"
 #include "patterns/binomial_tree.hpp"
+#include "patterns/two_tree.hpp"
 #include "support/sim_harness.hpp"
 
 namespace fabcoll::testing {
 namespace {
 
 constexpr CostModel kModel{.alpha = 4.0, .beta = 0.25, .gamma = 0.125};
+
+TEST(TwoTreeAllreduce, AllreduceTwoTreeWithinBound) {
+  const Algorithm& alg = algorithms::kAllreduceTwoTree;
+  double worst = 0;
+  for (int p = 1; p <= 64; ++p) {
+    for (const std::size_t count : {64u, 100u, 1000u}) {
+      for (const std::size_t k : {1u, 2u, 3u, 4u, 8u, 16u, 37u, 64u}) {
+        const std::size_t bytes = 8 * count;
+        const sim::Stats st = run_for_cost(alg, p, bytes, kModel, false, 0, k);
+        CostQuery q;
+        q.n = double(bytes);
+        q.p = p;
+        q.m = kModel;
+        q.k = double(k);
+        const double bound = alg.cost(q);
+        EXPECT_LE(st.finish_time, bound) << "p=" << p << " n=" << bytes << " k=" << k;
+        if (bound > 0) worst = std::max(worst, st.finish_time / bound);
+        const auto kk = std::uint64_t(k);
+        if (p > 1) {
+          const int base = p % 2;  // rank of tree position 0
+          const TwoTree trees{p - base};
+          const std::vector<std::uint8_t> color = trees.edge_colors();
+          std::array<int, 2> tree_of{};
+          for (int t = 0; t < 2; ++t)
+            tree_of[color[std::size_t(2 * trees.root(t) + t)]] = t;
+          std::uint64_t local = 0;  // packets whose tree root is rank 0 itself
+          for (std::size_t i = 0; i < k; ++i) local += trees.root(tree_of[i % 2]) + base == 0;
+          EXPECT_EQ(st.total_messages, std::uint64_t(p - base) * kk - local +
+                                           std::uint64_t(p - 1) * kk)
+              << "p=" << p << " k=" << k;
+        }
+      }
+    }
+  }
+  std::printf("two_tree allreduce: worst sim time / bound = %.3f\n", worst);
+}
+
+TEST(TwoTreeAllreduce, OptimalKIsTheBestK) {
+  const Algorithm& alg = algorithms::kAllreduceTwoTree;
+  for (const int p : {3, 8, 17, 64, 1000}) {
+    for (const double n : {800.0, 80000.0, 8e6}) {
+      CostQuery q;
+      q.n = n;
+      q.p = p;
+      q.m = kModel;
+      const double kstar = alg.optimal_k(q);
+      EXPECT_GE(kstar, 1);
+      q.k = kstar;
+      const double best = alg.cost(q);
+      for (double k = 1; k <= n && k <= 4096; k += 1) {
+        q.k = k;
+        EXPECT_LE(best, alg.cost(q) * 1.01) << "p=" << p << " n=" << n << " k=" << k;
+      }
+    }
+  }
+}
 
 // Program 3.1 (Grama et al., one-to-all broadcast from processor 0 of a d-dimensional
 // hypercube), as printed:

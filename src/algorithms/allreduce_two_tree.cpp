@@ -1,0 +1,212 @@
+// Two-tree all-reduce: pipelined reduce on the two trees, then the two-tree broadcast. Sanders,
+// Speck, Träff, "Two-tree algorithms for full bandwidth broadcast, reduction and scan" (Parallel
+// Computing 35, 2009); Sanders et al. §13.1.4 and the end of §13.2 (the two trees also serve
+// reduction). The message is cut into k packets; packet i is reduced up the tree whose root
+// edge has colour i mod 2 (half of the data up each tree) to rank 0, which then broadcasts the
+// result with bcast_two_tree.
+//   Trees: over an EVEN number m of positions (patterns/two_tree.hpp), where T2 is T1 mirrored,
+//   so every subtree of either tree is an interval of positions and each node combines
+//   (lower child) ⊗ own ⊗ (higher child): rank order is kept for non-commutative operators.
+//   p even: m = p, position x = rank x; the tree roots send their results to rank 0.
+//   p odd:  m = p - 1, position x = rank x + 1; rank 0 receives both roots' results and
+//           computes own ⊗ received.
+//   Schedule: the two-tree broadcast's colour schedule run backwards (every message of the
+//   broadcast, reversed, in reverse step order): a rank handles its packets in decreasing
+//   i + delay[tree], delay[t] being the step at which the broadcast would deliver a packet of
+//   tree t to it, keeping one send in flight; so deep ranks start first and a rank's packets of
+//   its two trees interleave (handling them in packet order couples the trees and costs O(h)
+//   message times per packet: measured 7.7 at p = 64).
+//   Bound (s = ⌈n/k⌉ bytes, h = ⌊log m⌋ the trees' height, h' = ⌊log(p-1)⌋ the broadcast's):
+//   every rank sends each packet once and receives at most two packets of the tree it is
+//   interior in (one per packet on average); rank 0 receives at most 2k (p even: its interior
+//   tree's children plus the other root's results). Counting each packet at most two message
+//   times plus its combine at the busiest port, and two steps per level to fill the pipeline
+//   over the h + 1 levels to rank 0, the reduce phase takes at most
+//   (2k + 2h + 2)(α + (β + γ)s) (a conservative bound of ours, not the paper's tight one; the
+//   sim, p ≤ 64, needs (k + 7)(α + (β+2γ)s) at large packets, up to (1.25k + 7) at
+//   one-element packets, p even, where rank 0's 2k receives dominate); then the broadcast, (k + 2h')(α + βs)
+//   (p = 3: 2k(α + βs)):
+//   T(n, p, k) ≤ (2k + 2h + 2)(α + (β+γ)s) + (k + 2h')(α + βs),  k* = argmin over integer k.
+// Preconditions: none (any p; rank order kept). Packets are cut on element boundaries.
+//
+//   positions 0..m-1:  T1 = in-order tree, T2 = its mirror (T1's interior = T2's leaves)
+//   packet i ──up its tree──→ tree root ──→ rank 0 (⊗ its own data when p is odd)
+//   rank 0 ──two-tree broadcast of all k packets──→ everyone
+#include <algorithm>
+#include <cmath>
+
+#include "algorithms/algorithms.hpp"
+#include "patterns/ring.hpp"
+#include "patterns/two_tree.hpp"
+
+namespace fabcoll::algorithms {
+
+namespace {
+MutableBytes two_tree_ar_packet(MutableBytes buf, const EvenBlocks& packets,
+                                std::size_t elem_size, std::size_t i) {
+  return buf.subspan(packets.begin(i) * elem_size, packets.size(i) * elem_size);
+}
+}  // namespace
+
+Task<> allreduce_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
+                          const ReduceOp& op, std::size_t k) {
+  const int p = ch.size();
+  const int me = ch.rank();
+  if (p <= 1) co_return;
+  const std::size_t n = buf.size();
+  const std::size_t count = elem_size == 0 ? 0 : n / elem_size;
+  if (k == 0) k = 1;
+  const EvenBlocks packets{count, k};
+  const int base = p % 2 == 0 ? 0 : 1;  // rank of position 0
+  const int m = p - base;               // even
+  const TwoTree trees{m};
+  const int x = me - base;              // my position (-1: rank 0 when p is odd)
+
+  // Packet i goes up the tree whose root edge has colour i mod 2 (as in bcast_two_tree).
+  const std::vector<std::uint8_t> color = trees.edge_colors();
+  std::array<int, 2> tree_of{};
+  for (int t = 0; t < 2; ++t) tree_of[color[static_cast<std::size_t>(2 * trees.root(t) + t)]] = t;
+  // ---- reduce phase -------------------------------------------------------------------------
+  if (x >= 0) {
+    // Per tree: my parent rank (0 if I am that tree's root: results go to rank 0; -1 if I am
+    // rank 0 and that tree's root), my lower and higher child ranks (-1: none), and the step
+    // delay[t] at which the two-tree broadcast's colour schedule delivers a packet of tree t here.
+    std::array<int, 2> parent{};
+    std::array<int, 2> lower{-1, -1};
+    std::array<int, 2> higher{-1, -1};
+    std::array<std::size_t, 2> delay{};
+    for (int t = 0; t < 2; ++t) {
+      const int par = trees.parent(t, x);
+      parent[t] = par >= 0 ? par + base : (me == 0 ? -1 : 0);
+      for (const int c : trees.children(t, x)) {
+        if (c < 0) continue;
+        (c < x ? lower : higher)[t] = c + base;
+      }
+      std::vector<int> path;  // x and its ancestors up to the tree root
+      for (int y = x; y >= 0; y = trees.parent(t, y)) path.push_back(y);
+      for (std::size_t d = path.size() - 1; d > 0; --d) {
+        const auto up = color[static_cast<std::size_t>(2 * path[d] + t)];
+        const auto down = color[static_cast<std::size_t>(2 * path[d - 1] + t)];
+        delay[t] += up != down ? 1 : 2;
+      }
+    }
+    // The broadcast schedule run backwards: packet i leaves here in reduce step S - (i +
+    // delay[tree]), so packets are handled in decreasing i + delay[tree]: deep ranks of a tree
+    // start early, and a rank's packets of its two trees interleave as its edges' steps do.
+    std::vector<std::size_t> order(k);
+    for (std::size_t i = 0; i < k; ++i) order[i] = i;
+    const auto key = [&](std::size_t i) { return i + delay[tree_of[i % 2]]; };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return key(a) > key(b); });
+    const MutableBytes lbuf = ch.scratch(n);
+    const MutableBytes hbuf = ch.scratch(n);
+    std::vector<Transfer> lows(k);
+    std::vector<Transfer> highs(k);
+    for (const std::size_t i : order) {
+      const int t = tree_of[i % 2];
+      const auto step = static_cast<std::uint32_t>(i);
+      if (lower[t] >= 0)
+        lows[i] = ch.recv(lower[t], two_tree_ar_packet(lbuf, packets, elem_size, i), step);
+      if (higher[t] >= 0)
+        highs[i] = ch.recv(higher[t], two_tree_ar_packet(hbuf, packets, elem_size, i), step);
+    }
+    Transfer up;  // one send in flight
+    for (const std::size_t i : order) {
+      const int t = tree_of[i % 2];
+      const MutableBytes mine = two_tree_ar_packet(buf, packets, elem_size, i);
+      if (lower[t] >= 0) {
+        Transfer& got = lows[i];
+        co_await got;
+        Transfer work = ch.combine_left(op, two_tree_ar_packet(lbuf, packets, elem_size, i), mine);
+        co_await work;
+      }
+      if (higher[t] >= 0) {
+        Transfer& got = highs[i];
+        co_await got;
+        Transfer work =
+            ch.combine_right(op, mine, two_tree_ar_packet(hbuf, packets, elem_size, i));
+        co_await work;
+      }
+      if (parent[t] >= 0) {
+        co_await up;
+        up = ch.send(parent[t], mine, static_cast<std::uint32_t>(i));
+      }
+    }
+    co_await up;
+  }
+  if (me == 0) {
+    // The tree roots' results (packets of trees whose root is not rank 0 itself), last packet
+    // first as the backward schedule delivers them.
+    const MutableBytes res = ch.scratch(n);
+    std::vector<Transfer> roots(k);
+    for (std::size_t j = k; j-- > 0;) {
+      const int r = trees.root(tree_of[j % 2]) + base;
+      if (r != 0)
+        roots[j] = ch.recv(r, two_tree_ar_packet(res, packets, elem_size, j),
+                           static_cast<std::uint32_t>(j));
+    }
+    for (std::size_t j = k; j-- > 0;) {
+      const int r = trees.root(tree_of[j % 2]) + base;
+      if (r == 0) continue;
+      Transfer& got = roots[j];
+      co_await got;
+      const MutableBytes mine = two_tree_ar_packet(buf, packets, elem_size, j);
+      if (base == 1) {
+        Transfer work = ch.combine_right(op, mine, two_tree_ar_packet(res, packets, elem_size, j));
+        co_await work;
+      } else {
+        ch.copy(mine, two_tree_ar_packet(res, packets, elem_size, j));
+      }
+    }
+  }
+  // ---- broadcast phase ----------------------------------------------------------------------
+  co_await bcast_two_tree(ch, buf, elem_size, k, 0);
+}
+
+namespace {
+Task<> run_allreduce_two_tree(Channel& ch, const CollArgs& a) {
+  return allreduce_two_tree(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.op, a.packets);
+}
+double cost_k(const CostQuery& q, double k) {
+  if (q.p <= 1) return 0;
+  const double s = std::ceil(q.n / k);
+  const int m = q.p % 2 == 0 ? q.p : q.p - 1;
+  const int h = TwoTree{m}.height();
+  const double reduce = (2 * k + 2 * h + 2) * (q.m.alpha + (q.m.beta + q.m.gamma) * s);
+  const double tau = q.m.alpha + q.m.beta * s;
+  const double bcast = q.p == 3 ? 2 * k * tau : (k + 2 * TwoTree{q.p - 1}.height()) * tau;
+  return reduce + bcast;
+}
+double cost(const CostQuery& q) { return cost_k(q, q.k >= 1 ? q.k : 1); }
+double optimal_k(const CostQuery& q) {
+  if (q.p <= 1) return 1;
+  // The bound has no closed-form minimiser (⌈n/k⌉ and the p = 3 case): every integer k up to
+  // 2^16 (and n), then powers of 1.01 beyond.
+  double best_k = 1;
+  double best = cost_k(q, 1);
+  for (double k = 2; k <= q.n; k = k < 65536 ? k + 1 : std::floor(k * 1.01)) {
+    const double c = cost_k(q, k);
+    if (c < best) {
+      best = c;
+      best_k = k;
+    }
+  }
+  return best_k;
+}
+}  // namespace
+
+const Algorithm kAllreduceTwoTree{
+    .name = "two_tree",
+    .coll = Collective::allreduce,
+    .reference = "Sanders, Speck, Träff 2009; Sanders et al. §13.1.4, §13.2",
+    .formula = "(2k + 2h + 2)(α + (β+γ)⌈n/k⌉) + two_tree bcast, h = ⌊log m⌋, m = p rounded "
+               "down to even; k* numeric",
+    .needs_commutative = false,
+    .needs_power_of_two = false,
+    .cost = cost,
+    .optimal_k = optimal_k,
+    .run = run_allreduce_two_tree,
+    .test = "two_tree_allreduce_test.AllreduceTwoTreeWithinBound",
+};
+
+}  // namespace fabcoll::algorithms

@@ -23,10 +23,11 @@
 //   times plus its combine at the busiest port, and two steps per level to fill the pipeline
 //   over the h + 1 levels to rank 0, the reduce phase takes at most
 //   (2k + 2h + 2)(α + (β + γ)s) (a conservative bound of ours, not the paper's tight one; the
-//   sim, p ≤ 64, needs (k + 7)(α + (β+2γ)s) at large packets, up to (1.25k + 7) at
-//   one-element packets, p even, where rank 0's 2k receives dominate); then the broadcast, (k + 2h')(α + βs)
-//   (p = 3: 2k(α + βs)):
-//   T(n, p, k) ≤ (2k + 2h + 2)(α + (β+γ)s) + (k + 2h')(α + βs),  k* = argmin over integer k.
+//   sim, p ≤ 64, needs about (k + 7)(α + (β+2γ)s) at large packets, up to (1.25k + 8) at
+//   one-element packets, p even, where rank 0's 2k receives dominate); then the broadcast,
+//   (k + 2h')(α + βs) (p = 3: 2k(α + βs)):
+//   T(n, p, k) ≤ (2k + 2h + 2)(α + (β+γ)s) + (k + 2h')(α + βs); k* = the best integer near
+//   √(bn/a), a = 3α, b = (2h+2)(β+γ) + 2h'β (see optimal_k).
 // Preconditions: none (any p; rank order kept). Packets are cut on element boundaries.
 //
 //   positions 0..m-1:  T1 = in-order tree, T2 = its mirror (T1's interior = T2's leaves)
@@ -179,12 +180,21 @@ double cost_k(const CostQuery& q, double k) {
 }
 double cost(const CostQuery& q) { return cost_k(q, q.k >= 1 ? q.k : 1); }
 double optimal_k(const CostQuery& q) {
-  if (q.p <= 1) return 1;
-  // The bound has no closed-form minimiser (⌈n/k⌉ and the p = 3 case): every integer k up to
-  // 2^16 (and n), then powers of 1.01 beyond.
-  double best_k = 1;
-  double best = cost_k(q, 1);
-  for (double k = 2; k <= q.n; k = k < 65536 ? k + 1 : std::floor(k * 1.01)) {
+  if (q.p <= 1 || q.n <= 1) return 1;
+  // With s = n/k the bound is a·k + b·n/k + const: a = 3α (p = 3: 4α), b = (2h+2)(β+γ) + 2h'β
+  // (p = 3: (2h+2)(β+γ)), minimised at k0 = √(bn/a); ⌈n/k⌉ makes nearby integers differ
+  // slightly, so the best integer in [k0/2, 2k0 + 2] (at most 4096 of them around k0) is taken.
+  const int m = q.p % 2 == 0 ? q.p : q.p - 1;
+  const double h = TwoTree{m}.height();
+  const double a = (q.p == 3 ? 4 : 3) * q.m.alpha;
+  const double b = (2 * h + 2) * (q.m.beta + q.m.gamma) +
+                   (q.p == 3 ? 0 : 2 * TwoTree{q.p - 1}.height() * q.m.beta);
+  const double k0 = a > 0 ? std::sqrt(b * q.n / a) : q.n;
+  const double lo = std::max(1.0, std::max(std::floor(k0 / 2), std::floor(k0) - 2048));
+  const double hi = std::min(q.n, std::min(2 * k0 + 2, lo + 4096));
+  double best_k = lo;
+  double best = cost_k(q, lo);
+  for (double k = lo + 1; k <= hi; k += 1) {
     const double c = cost_k(q, k);
     if (c < best) {
       best = c;
@@ -199,8 +209,8 @@ const Algorithm kAllreduceTwoTree{
     .name = "two_tree",
     .coll = Collective::allreduce,
     .reference = "Sanders, Speck, Träff 2009; Sanders et al. §13.1.4, §13.2",
-    .formula = "(2k + 2h + 2)(α + (β+γ)⌈n/k⌉) + two_tree bcast, h = ⌊log m⌋, m = p rounded "
-               "down to even; k* numeric",
+    .formula = "(2k + 2h + 2)(α + (β+γ)⌈n/k⌉) + (k + 2h')(α + β⌈n/k⌉), h = ⌊log m⌋, m = p "
+               "rounded down to even, h' = ⌊log(p-1)⌋; k* ≈ √(bn/3α), b = (2h+2)(β+γ) + 2h'β",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

@@ -37,12 +37,12 @@ void BM_sum(benchmark::State& state, fc_datatype_t dt) {
 
 void BM_sum_f32(benchmark::State& s) { BM_sum<float>(s, FC_FLOAT); }
 void BM_sum_f64(benchmark::State& s) { BM_sum<double>(s, FC_DOUBLE); }
-void BM_max_i32(benchmark::State& s) { BM_sum<std::int32_t>(s, FC_INT32); }
+void BM_sum_i32(benchmark::State& s) { BM_sum<std::int32_t>(s, FC_INT32); }
 
 }  // namespace
 
 BENCHMARK(BM_memcpy)->RangeMultiplier(4)->Range(4 << 10, 64 << 20);
 BENCHMARK(BM_sum_f32)->RangeMultiplier(4)->Range(4 << 10, 64 << 20);
 BENCHMARK(BM_sum_f64)->RangeMultiplier(4)->Range(4 << 10, 64 << 20);
-BENCHMARK(BM_max_i32)->RangeMultiplier(4)->Range(4 << 10, 64 << 20);
+BENCHMARK(BM_sum_i32)->RangeMultiplier(4)->Range(4 << 10, 64 << 20);
 BENCHMARK_MAIN();

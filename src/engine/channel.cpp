@@ -5,7 +5,9 @@
 namespace fabcoll {
 
 Channel::~Channel() {
-  for (const Block& b : scratch_) comm_->release_scratch(b.p, b.capacity);
+  for (std::size_t i = 0; i < ninline_; ++i)
+    comm_->release_scratch(inline_[i].p, inline_[i].capacity);
+  for (const Block& b : spill_) comm_->release_scratch(b.p, b.capacity);
 }
 
 Transfer Channel::post(PostedOp* op, OpKind kind) {
@@ -62,7 +64,11 @@ void Channel::copy(MutableBytes dst, ConstBytes src) const {
 MutableBytes Channel::scratch(std::size_t bytes) {
   std::size_t capacity = 0;
   std::byte* p = comm_->acquire_scratch(bytes, capacity);
-  scratch_.push_back({p, capacity});
+  if (ninline_ < kInline) {
+    inline_[ninline_++] = {p, capacity};
+  } else {
+    spill_.push_back({p, capacity});
+  }
   return {p, bytes};
 }
 

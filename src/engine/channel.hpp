@@ -51,7 +51,12 @@ class Channel {
     std::byte* p;
     std::size_t capacity;
   };
-  std::vector<Block> scratch_;
+  // Most algorithms take one or two scratch blocks: keep those inline (no heap allocation per
+  // call), spill the rest.
+  static constexpr std::size_t kInline = 4;
+  Block inline_[kInline] = {};
+  std::size_t ninline_ = 0;
+  std::vector<Block> spill_;
 };
 
 }  // namespace fabcoll

@@ -35,7 +35,10 @@ class Comm {
   [[nodiscard]] Transport& transport() const { return *transport_; }
   [[nodiscard]] Executor& executor() const { return *executor_; }
   [[nodiscard]] const CostModel& model() const { return model_; }
-  void set_model(const CostModel& m) { model_ = m; }
+  void set_model(const CostModel& m) {
+    model_ = m;
+    plans_.clear();
+  }
   [[nodiscard]] CidCounter* cids() const { return cids_; }
   std::uint32_t next_sequence() { return seq_++; }
 
@@ -43,6 +46,38 @@ class Comm {
   void mark_broken(const std::string& why);
   [[nodiscard]] bool broken() const { return broken_; }
   [[nodiscard]] const std::string& broken_reason() const { return broken_reason_; }
+
+  /// A cached selection (see collectives.cpp): the key fields, then the algorithm (an opaque
+  /// registry entry: the engine does not know the algorithms layer) and its packet count.
+  struct Plan {
+    int coll = 0;
+    std::size_t count = 0;
+    std::size_t elem_size = 0;
+    bool commutative = true;
+    std::size_t requested_packets = 0;
+    std::string algorithm_override;
+    std::string packet_override;
+    const void* algorithm = nullptr;
+    std::size_t packets = 0;
+    [[nodiscard]] bool same_key(const Plan& o) const {
+      return coll == o.coll && count == o.count && elem_size == o.elem_size &&
+             commutative == o.commutative && requested_packets == o.requested_packets &&
+             algorithm_override == o.algorithm_override && packet_override == o.packet_override;
+    }
+  };
+  [[nodiscard]] const Plan* find_plan(const Plan& key) const {
+    for (const Plan& p : plans_)
+      if (p.same_key(key)) return &p;
+    return nullptr;
+  }
+  /// Bounded: the oldest plan makes room (a sweep over sizes keeps the recent ones).
+  void store_plan(Plan p) {
+    constexpr std::size_t kMaxPlans = 64;
+    if (plans_.size() >= kMaxPlans) plans_.erase(plans_.begin());
+    plans_.push_back(std::move(p));
+  }
+  /// The model changed: every cached choice may be wrong.
+  void clear_plans() { plans_.clear(); }
 
   // Scratch buffers, recycled (uninitialised memory; large ones are never touched in phantom
   // mode, so the kernel commits no pages for them).
@@ -66,6 +101,7 @@ class Comm {
     std::size_t capacity;
   };
   std::vector<Free> free_;
+  std::vector<Plan> plans_;
 };
 
 /// Tag layout: communicator id (20 bits) | sequence (28 bits) | step (16 bits). Steps wrap;

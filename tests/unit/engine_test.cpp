@@ -155,3 +155,31 @@ TEST(Selector, PicksTheLeastPredictedCostAmongEligible) {
 
 }  // namespace
 }  // namespace fabcoll::testing
+
+namespace fabcoll::testing {
+namespace {
+
+// The per-communicator plan cache must follow a changed override (and the same call twice
+// must give the same plan).
+TEST(Selector, PlanCacheFollowsOverrides) {
+  sim::World world(8, CostModel{});
+  std::vector<std::vector<double>> bufs(8, std::vector<double>(64, 1.0));
+  std::vector<CollArgs> args(8);
+  auto run_once = [&] {
+    return world.run([&](Comm& c) {
+      CollArgs& a = args[static_cast<std::size_t>(c.rank())];
+      a = allreduce_args(bufs[static_cast<std::size_t>(c.rank())].data(), 64);
+      return run_collective(c, a);
+    }).total_messages;
+  };
+  setenv("FABCOLL_ALLREDUCE_ALGORITHM", "ring", 1);
+  const auto ring = run_once();
+  EXPECT_EQ(run_once(), ring);
+  EXPECT_EQ(ring, 2u * 7u * 8u);  // 2(p-1) steps, p ranks
+  setenv("FABCOLL_ALLREDUCE_ALGORITHM", "recursive_doubling", 1);
+  EXPECT_EQ(run_once(), 3u * 8u);  // d = 3 exchanges, p ranks
+  unsetenv("FABCOLL_ALLREDUCE_ALGORITHM");
+}
+
+}  // namespace
+}  // namespace fabcoll::testing

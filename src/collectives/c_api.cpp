@@ -160,6 +160,11 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
       }
     }
     o.timeout_s = timeout;
+    // The zero-copy RMA-read rendezvous is opt-in for now: a window of many rendezvous sends
+    // to one peer was seen to hang waiting for FINs (sockets, tcp;ofi_rxm). Without it every
+    // message is a tagged send and the provider moves large ones with its own protocol.
+    const char* rdv = std::getenv("FABCOLL_OFI_RENDEZVOUS");
+    o.rendezvous = rdv != nullptr && std::strcmp(rdv, "1") == 0;
     c.ofi = std::make_unique<fabcoll::ofi::Endpoint>(*c.store, o);
   }
   if (mode != "ofi") {

@@ -43,7 +43,8 @@ struct Fabric {
     fi_cq_tagged_entry e[16];
     while (completions > 0) {
       const ssize_t n = fi_cq_read(cq, e, 16);
-      if (n > 0) completions -= static_cast<int>(n);
+      if (n > 0)
+        completions -= static_cast<int>(n);
       else if (n != -FI_EAGAIN) {
         fi_cq_err_entry err{};
         fi_cq_readerr(cq, &err, 0);
@@ -53,10 +54,12 @@ struct Fabric {
     }
   }
   void send(const void* buf, std::size_t n, std::uint64_t tag) {
-    while (fi_tsend(ep, buf, n, desc, peer, tag, nullptr) == -FI_EAGAIN) (void)fi_cq_read(cq, nullptr, 0);
+    while (fi_tsend(ep, buf, n, desc, peer, tag, nullptr) == -FI_EAGAIN)
+      (void)fi_cq_read(cq, nullptr, 0);
   }
   void recv(void* buf, std::size_t n, std::uint64_t tag) {
-    while (fi_trecv(ep, buf, n, desc, peer, tag, 0, nullptr) == -FI_EAGAIN) (void)fi_cq_read(cq, nullptr, 0);
+    while (fi_trecv(ep, buf, n, desc, peer, tag, 0, nullptr) == -FI_EAGAIN)
+      (void)fi_cq_read(cq, nullptr, 0);
   }
 };
 
@@ -66,8 +69,10 @@ int main(int argc, char** argv) {
   std::string provider = "tcp;ofi_rxm";
   std::size_t max_bytes = std::size_t{16} << 20;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--provider") == 0 && i + 1 < argc) provider = argv[++i];
-    else if (std::strcmp(argv[i], "--max") == 0 && i + 1 < argc) max_bytes = std::strtoull(argv[++i], nullptr, 10);
+    if (std::strcmp(argv[i], "--provider") == 0 && i + 1 < argc)
+      provider = argv[++i];
+    else if (std::strcmp(argv[i], "--max") == 0 && i + 1 < argc)
+      max_bytes = std::strtoull(argv[++i], nullptr, 10);
     else {
       std::puts("usage: fabcoll-run -n 2 -- fabcoll-fi-pingpong [--provider P] [--max BYTES]");
       return 0;
@@ -78,7 +83,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fi_pingpong: run it under fabcoll-run -n 2\n");
     return 1;
   }
-  fabcoll::LauncherStore store(store_addr, std::getenv("FABCOLL_SECRET"), std::atoi(std::getenv("FABCOLL_RANK")),
+  fabcoll::LauncherStore store(store_addr, std::getenv("FABCOLL_SECRET"),
+                               std::atoi(std::getenv("FABCOLL_RANK")),
                                std::atoi(std::getenv("FABCOLL_SIZE")), 60);
   const int me = store.rank();
   Fabric f;
@@ -112,14 +118,17 @@ int main(int argc, char** argv) {
   store.put("fi/" + std::to_string(me), std::string(name, len));
   const std::string peer_name = store.get("fi/" + std::to_string(1 - me), 60);
   std::vector<fi_addr_t> addrs(1);
-  if (fi_av_insert(f.av, peer_name.data(), 1, addrs.data(), 0, nullptr) != 1) check(-1, "fi_av_insert");
+  if (fi_av_insert(f.av, peer_name.data(), 1, addrs.data(), 0, nullptr) != 1)
+    check(-1, "fi_av_insert");
   f.peer = addrs[0];
   std::vector<char> buf(max_bytes + 64);
-  check(fi_mr_reg(f.domain, buf.data(), buf.size(), FI_SEND | FI_RECV, 0, 0, 0, &f.mr, nullptr), "fi_mr_reg");
+  check(fi_mr_reg(f.domain, buf.data(), buf.size(), FI_SEND | FI_RECV, 0, 0, 0, &f.mr, nullptr),
+        "fi_mr_reg");
   f.desc = fi_mr_desc(f.mr);
   store.barrier("fi-ready", 60);
   if (me == 0) {
-    std::printf("# bare libfabric point-to-point (%s), rank 0 <-> 1\n", f.info->fabric_attr->prov_name);
+    std::printf("# bare libfabric point-to-point (%s), rank 0 <-> 1\n",
+                f.info->fabric_attr->prov_name);
     std::printf("%-10s %14s %16s\n", "# Size", "Latency(us)", "Bandwidth(MB/s)");
   }
   char ack = 0;
@@ -141,7 +150,8 @@ int main(int argc, char** argv) {
           f.wait(1);
         }
       }
-      const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      const double us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       if (batch > 0) lat.push_back(us / iters / 2);
     }
     std::sort(lat.begin(), lat.end());
@@ -151,8 +161,10 @@ int main(int argc, char** argv) {
       const auto t0 = std::chrono::steady_clock::now();
       for (int w = 0; w < windows; ++w) {
         for (int i = 0; i < 64; ++i) {
-          if (me == 0) f.send(buf.data(), n, 2);
-          else f.recv(buf.data(), n, 2);
+          if (me == 0)
+            f.send(buf.data(), n, 2);
+          else
+            f.recv(buf.data(), n, 2);
         }
         f.wait(64);
         if (me == 1) {

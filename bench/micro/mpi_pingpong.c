@@ -18,8 +18,9 @@ int main(int argc, char** argv) {
   if (argc > 2 && strcmp(argv[1], "--max") == 0) max_bytes = strtoull(argv[2], NULL, 10);
   char* buf = malloc(max_bytes);
   memset(buf, 1, max_bytes);
-  if (me == 0) printf("# MPI point-to-point (MPI_Send/MPI_Recv), rank 0 <-> 1\n%-10s %14s %16s\n",
-                      "# Size", "Latency(us)", "Bandwidth(MB/s)");
+  if (me == 0)
+    printf("# MPI point-to-point (MPI_Send/MPI_Recv), rank 0 <-> 1\n%-10s %14s %16s\n", "# Size",
+           "Latency(us)", "Bandwidth(MB/s)");
   MPI_Request reqs[64];
   char ack = 0;
   for (size_t n = 8; n <= max_bytes; n *= 2) {
@@ -48,12 +49,16 @@ int main(int argc, char** argv) {
       const double t0 = MPI_Wtime();
       for (int w = 0; w < windows; ++w) {
         for (int i = 0; i < 64; ++i) {
-          if (me == 0) MPI_Isend(buf, (int)n, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &reqs[i]);
-          else MPI_Irecv(buf, (int)n, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &reqs[i]);
+          if (me == 0)
+            MPI_Isend(buf, (int)n, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &reqs[i]);
+          else
+            MPI_Irecv(buf, (int)n, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &reqs[i]);
         }
         MPI_Waitall(64, reqs, MPI_STATUSES_IGNORE);
-        if (me == 1) MPI_Send(&ack, 1, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
-        else MPI_Recv(&ack, 1, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (me == 1)
+          MPI_Send(&ack, 1, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+        else
+          MPI_Recv(&ack, 1, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       }
       mbs = (double)n * 64 * windows / (MPI_Wtime() - t0) / 1e6;
     }

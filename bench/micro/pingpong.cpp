@@ -69,12 +69,15 @@ int main(int argc, char** argv) {
   std::size_t max_bytes = std::size_t{16} << 20;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0) {
-      std::puts("usage: fabcoll-run -n 2 [--transport ofi --provider P] -- fabcoll-pingpong [--max BYTES]\n"
-                "Latency = half the round trip of a ping-pong (median of 5 batches); bandwidth =\n"
-                "bytes of 64-message windows streamed from rank 0 to rank 1 per second.");
+      std::puts(
+          "usage: fabcoll-run -n 2 [--transport ofi --provider P] -- fabcoll-pingpong [--max "
+          "BYTES]\n"
+          "Latency = half the round trip of a ping-pong (median of 5 batches); bandwidth =\n"
+          "bytes of 64-message windows streamed from rank 0 to rank 1 per second.");
       return 0;
     }
-    if (std::strcmp(argv[i], "--max") == 0 && i + 1 < argc) max_bytes = std::strtoull(argv[++i], nullptr, 10);
+    if (std::strcmp(argv[i], "--max") == 0 && i + 1 < argc)
+      max_bytes = std::strtoull(argv[++i], nullptr, 10);
   }
   fc_context_t ctx = nullptr;
   if (fc_init(&ctx) != FC_SUCCESS) {
@@ -101,7 +104,8 @@ int main(int argc, char** argv) {
       Channel ch(comm, comm.next_sequence());
       const auto t0 = std::chrono::steady_clock::now();
       fabcoll::run_blocking(comm, progress, ping_pong(ch, b, iters));
-      const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      const double us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       if (batch > 0) lat.push_back(us / iters / 2);  // batch 0 warms up
     }
     std::sort(lat.begin(), lat.end());

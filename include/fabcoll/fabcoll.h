@@ -32,7 +32,7 @@ enum {
   FC_ERR_TIMEOUT = 9,          /**< a wait passed its deadline (FABCOLL_TIMEOUT) */
   FC_ERR_BROKEN = 10,          /**< the communicator failed earlier and is unusable */
   FC_ERR_NO_MEMORY = 11,
-  FC_ERR_UNSUPPORTED = 12,     /**< valid request this build or transport cannot serve */
+  FC_ERR_UNSUPPORTED = 12, /**< valid request this build or transport cannot serve */
   FC_ERR_INTERNAL = 13
 };
 
@@ -178,10 +178,9 @@ int fc_ialltoall(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, 
                  size_t recvcount, fc_datatype_t recvtype, fc_comm_t comm, fc_request_t* req);
 int fc_ialltoallv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls,
                   fc_datatype_t sendtype, void* recvbuf, const size_t* recvcounts,
-                  const size_t* rdispls, fc_datatype_t recvtype, fc_comm_t comm,
-                  fc_request_t* req);
-int fc_ireduce_scatter_block(const void* sendbuf, void* recvbuf, size_t recvcount,
-                             fc_datatype_t dt, fc_op_t op, fc_comm_t comm, fc_request_t* req);
+                  const size_t* rdispls, fc_datatype_t recvtype, fc_comm_t comm, fc_request_t* req);
+int fc_ireduce_scatter_block(const void* sendbuf, void* recvbuf, size_t recvcount, fc_datatype_t dt,
+                             fc_op_t op, fc_comm_t comm, fc_request_t* req);
 
 /** Waits for completion (bounded by FABCOLL_TIMEOUT) and frees the request; *req becomes NULL. */
 int fc_wait(fc_request_t* req);

@@ -13,8 +13,7 @@ Task<> bcast_binomial(Channel& ch, MutableBytes buf, int root);
 extern const Algorithm kReduceBinomial;
 /// Binomial-tree reduce of `in` (every rank, never modified) into `out` (valid at root only;
 /// may alias `in` there). Keeps rank order for non-commutative operators.
-Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op,
-                       int root);
+Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op, int root);
 extern const Algorithm kBcastPipelinedBinaryTree;
 extern const Algorithm kBcastLinearPipeline;
 /// Pipelined broadcasts of `buf` cut into k packets of whole elements (elem_size bytes each).
@@ -64,14 +63,14 @@ Task<> allreduce_reduce_bcast(Channel& ch, MutableBytes buf, const ReduceOp& op)
 extern const Algorithm kScanInorderTree;
 extern const Algorithm kExscanInorderTree;
 /// Sanders et al. Fig. 13.8 pipelined in-order tree prefix (k packets), inclusive or exclusive.
-Task<> prefix_inorder_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
-                           const ReduceOp& op, std::size_t k, bool exclusive);
+Task<> prefix_inorder_tree(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op,
+                           std::size_t k, bool exclusive);
 double prefix_inorder_tree_cost(const CostQuery& q);
 double prefix_inorder_tree_optimal_k(const CostQuery& q);
 extern const Algorithm kAllreduceTwoTree;
 /// Two-tree all-reduce (H9): pipelined reduce up the two trees (k packets), then bcast_two_tree.
-Task<> allreduce_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
-                          const ReduceOp& op, std::size_t k);
+Task<> allreduce_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op,
+                          std::size_t k);
 
 // ---- barrier, gather, scatter, all-gather(v) (registry_gather_barrier.cpp) -------------------
 extern const Algorithm kBarrierDissemination;

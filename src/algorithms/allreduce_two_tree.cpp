@@ -43,14 +43,14 @@
 namespace fabcoll::algorithms {
 
 namespace {
-MutableBytes two_tree_ar_packet(MutableBytes buf, const EvenBlocks& packets,
-                                std::size_t elem_size, std::size_t i) {
+MutableBytes two_tree_ar_packet(MutableBytes buf, const EvenBlocks& packets, std::size_t elem_size,
+                                std::size_t i) {
   return buf.subspan(packets.begin(i) * elem_size, packets.size(i) * elem_size);
 }
 }  // namespace
 
-Task<> allreduce_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
-                          const ReduceOp& op, std::size_t k) {
+Task<> allreduce_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op,
+                          std::size_t k) {
   const int p = ch.size();
   const int me = ch.rank();
   if (p <= 1) co_return;
@@ -61,7 +61,7 @@ Task<> allreduce_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
   const int base = p % 2 == 0 ? 0 : 1;  // rank of position 0
   const int m = p - base;               // even
   const TwoTree trees{m};
-  const int x = me - base;              // my position (-1: rank 0 when p is odd)
+  const int x = me - base;  // my position (-1: rank 0 when p is odd)
 
   // Packet i goes up the tree whose root edge has colour i mod 2 (as in bcast_two_tree).
   const std::vector<std::uint8_t> color = trees.edge_colors();
@@ -124,8 +124,7 @@ Task<> allreduce_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size,
       if (higher[t] >= 0) {
         Transfer& got = highs[i];
         co_await got;
-        Transfer work =
-            ch.combine_right(op, mine, two_tree_ar_packet(hbuf, packets, elem_size, i));
+        Transfer work = ch.combine_right(op, mine, two_tree_ar_packet(hbuf, packets, elem_size, i));
         co_await work;
       }
       if (parent[t] >= 0) {
@@ -209,8 +208,9 @@ const Algorithm kAllreduceTwoTree{
     .name = "two_tree",
     .coll = Collective::allreduce,
     .reference = "Sanders, Speck, Träff 2009; Sanders et al. §13.1.4, §13.2",
-    .formula = "(2k + 2h + 2)(α + (β+γ)⌈n/k⌉) + (k + 2h')(α + β⌈n/k⌉), h = ⌊log m⌋, m = p "
-               "rounded down to even, h' = ⌊log(p-1)⌋; k* ≈ √(bn/3α), b = (2h+2)(β+γ) + 2h'β",
+    .formula =
+        "(2k + 2h + 2)(α + (β+γ)⌈n/k⌉) + (k + 2h')(α + β⌈n/k⌉), h = ⌊log m⌋, m = p "
+        "rounded down to even, h' = ⌊log(p-1)⌋; k* ≈ √(bn/3α), b = (2h+2)(β+γ) + 2h'β",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

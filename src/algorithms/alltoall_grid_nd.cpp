@@ -136,8 +136,10 @@ Task<> alltoall_grid_nd(Channel& ch, ConstBytes send, MutableBytes recv, std::si
         ch.copy(out.subspan(q, len_bytes), slots(from_buf, first, len));
         q += len_bytes;
       });
-      Transfer t_out = ch.send(line.member(i, to), out.first(bytes), static_cast<std::uint32_t>(dim));
-      Transfer t_in = ch.recv(line.member(i, from), in.first(bytes), static_cast<std::uint32_t>(dim));
+      Transfer t_out =
+          ch.send(line.member(i, to), out.first(bytes), static_cast<std::uint32_t>(dim));
+      Transfer t_in =
+          ch.recv(line.member(i, from), in.first(bytes), static_cast<std::uint32_t>(dim));
       co_await t_out;
       co_await t_in;
       q = 0;  // what `from` sent me takes the slots keyed `from`
@@ -155,10 +157,9 @@ Task<> alltoall_grid_nd(Channel& ch, ConstBytes send, MutableBytes recv, std::si
 namespace {
 Task<> run(Channel& ch, const CollArgs& a) {
   const auto np = static_cast<std::size_t>(ch.size());
-  return alltoall_grid_nd(ch, bytes_of(a.sendbuf, np * a.bytes()),
-                          bytes_of(a.recvbuf, np * a.bytes()), a.bytes(),
-                          alltoall_grid_nd_dims(ch.size(), static_cast<double>(a.bytes()),
-                                                ch.model()));
+  return alltoall_grid_nd(
+      ch, bytes_of(a.sendbuf, np * a.bytes()), bytes_of(a.recvbuf, np * a.bytes()), a.bytes(),
+      alltoall_grid_nd_dims(ch.size(), static_cast<double>(a.bytes()), ch.model()));
 }
 double cost(const CostQuery& q) {
   return grid_nd_cost(alltoall_grid_nd_dims(q.p, q.n, q.m), q.p, q.n, q.m);

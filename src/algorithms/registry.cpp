@@ -6,20 +6,34 @@ namespace fabcoll {
 
 const char* collective_name(Collective c) noexcept {
   switch (c) {
-    case Collective::bcast: return "bcast";
-    case Collective::reduce: return "reduce";
-    case Collective::allreduce: return "allreduce";
-    case Collective::scan: return "scan";
-    case Collective::exscan: return "exscan";
-    case Collective::barrier: return "barrier";
-    case Collective::gather: return "gather";
-    case Collective::scatter: return "scatter";
-    case Collective::allgather: return "allgather";
-    case Collective::allgatherv: return "allgatherv";
-    case Collective::alltoall: return "alltoall";
-    case Collective::alltoallv: return "alltoallv";
-    case Collective::reduce_scatter_block: return "reduce_scatter_block";
-    case Collective::count_: break;
+    case Collective::bcast:
+      return "bcast";
+    case Collective::reduce:
+      return "reduce";
+    case Collective::allreduce:
+      return "allreduce";
+    case Collective::scan:
+      return "scan";
+    case Collective::exscan:
+      return "exscan";
+    case Collective::barrier:
+      return "barrier";
+    case Collective::gather:
+      return "gather";
+    case Collective::scatter:
+      return "scatter";
+    case Collective::allgather:
+      return "allgather";
+    case Collective::allgatherv:
+      return "allgatherv";
+    case Collective::alltoall:
+      return "alltoall";
+    case Collective::alltoallv:
+      return "alltoallv";
+    case Collective::reduce_scatter_block:
+      return "reduce_scatter_block";
+    case Collective::count_:
+      break;
   }
   return "unknown";
 }

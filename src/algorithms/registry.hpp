@@ -64,7 +64,7 @@ struct CollArgs {
   const std::size_t* sdispls = nullptr;
   const std::size_t* counts = nullptr;
   const std::size_t* displs = nullptr;
-  std::size_t packets = 0;    // pipelined algorithms: packet count k (0: from the model)
+  std::size_t packets = 0;  // pipelined algorithms: packet count k (0: from the model)
 
   [[nodiscard]] std::size_t bytes() const { return count * elem_size; }
 };
@@ -79,7 +79,7 @@ struct CostQuery {
 };
 
 struct Algorithm {
-  std::string_view name;       // textbook name, as accepted by FABCOLL_<COLL>_ALGORITHM
+  std::string_view name;  // textbook name, as accepted by FABCOLL_<COLL>_ALGORITHM
   Collective coll;
   std::string_view reference;  // text, section, theorem
   std::string_view formula;    // the cost formula as printed in the docs
@@ -89,7 +89,7 @@ struct Algorithm {
   /// Pipelined algorithms: the packet count that minimises cost (nullptr: not pipelined).
   double (*optimal_k)(const CostQuery& q);
   Task<> (*run)(Channel& ch, const CollArgs& args);
-  std::string_view test;       // the test that checks its cost
+  std::string_view test;  // the test that checks its cost
 };
 
 /// Every registered algorithm.
@@ -97,9 +97,9 @@ std::span<const Algorithm* const> all_algorithms();
 const Algorithm* find_algorithm(Collective c, std::string_view name);
 
 // The per-family tables (one file each, so families are added independently).
-std::span<const Algorithm* const> bcast_reduce_algorithms();      // registry_bcast_reduce.cpp
-std::span<const Algorithm* const> allreduce_scan_algorithms();    // registry_allreduce_scan.cpp
-std::span<const Algorithm* const> gather_barrier_algorithms();    // registry_gather_barrier.cpp
-std::span<const Algorithm* const> alltoall_algorithms();          // registry_alltoall.cpp
+std::span<const Algorithm* const> bcast_reduce_algorithms();    // registry_bcast_reduce.cpp
+std::span<const Algorithm* const> allreduce_scan_algorithms();  // registry_allreduce_scan.cpp
+std::span<const Algorithm* const> gather_barrier_algorithms();  // registry_gather_barrier.cpp
+std::span<const Algorithm* const> alltoall_algorithms();        // registry_alltoall.cpp
 
 }  // namespace fabcoll

@@ -1,8 +1,8 @@
 #include "bootstrap/launcher_store.hpp"
 
-#include <poll.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -30,13 +30,11 @@ double seconds_left(Clock::time_point deadline) {
 
 Clock::time_point deadline_after(double timeout_s) {
   if (!std::isfinite(timeout_s) || timeout_s > 1e8) timeout_s = 1e8;
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(timeout_s));
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
 }
 
-std::string sys_error(const char* what) {
-  return std::string(what) + ": " + std::strerror(errno);
-}
+std::string sys_error(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
 }  // namespace
 
@@ -202,7 +200,8 @@ StoreServer::StoreServer(std::string secret, const std::string& tcp_host)
     return;
   }
   const char* tmp = std::getenv("TMPDIR");
-  std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/fabcoll-XXXXXX";
+  std::string templ =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/fabcoll-XXXXXX";
   if (::mkdtemp(templ.data()) == nullptr) raise(Errc::internal, sys_error("mkdtemp"));
   dir_ = templ;  // mkdtemp makes it 0700: only this user can reach the socket
   path_ = dir_ + "/store.sock";

@@ -5,13 +5,14 @@
 // Wire protocol (one connection per rank, requests answered in order):
 //   client: "AUTH <secret>\n"                      server: "OK\n" (or closes)
 //   client: "PUT <key> <len>\n" <len bytes>        server: "OK\n"
-//   client: "GET <key>\n"                          server: "VAL <len>\n" <len bytes> once the key exists
+//   client: "GET <key>\n"                          server: "VAL <len>\n" <len bytes> once the key
+//   exists
 #pragma once
 
 #include <atomic>
 #include <map>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bootstrap/store.hpp"

@@ -27,7 +27,8 @@ NodeMap exchange_node_map(Store& store, double timeout_s) {
     m.node_of[static_cast<std::size_t>(r)] = std::move(n);
   }
   m.nodes = static_cast<int>(distinct.size());
-  m.node_index = static_cast<int>(std::find(distinct.begin(), distinct.end(), mine) - distinct.begin());
+  m.node_index =
+      static_cast<int>(std::find(distinct.begin(), distinct.end(), mine) - distinct.begin());
   return m;
 }
 

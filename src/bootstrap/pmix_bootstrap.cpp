@@ -35,7 +35,8 @@ bool launched_by_pmix() {
 
 Job init() {
   const pmix_status_t rc = PMIx_Init(&g_me, nullptr, 0);
-  if (rc != PMIX_SUCCESS) raise(Errc::transport, std::string("PMIx_Init: ") + PMIx_Error_string(rc));
+  if (rc != PMIX_SUCCESS)
+    raise(Errc::transport, std::string("PMIx_Init: ") + PMIx_Error_string(rc));
   g_initialised = true;
   Job job;
   job.rank = static_cast<int>(g_me.rank);

@@ -10,7 +10,8 @@ namespace fabcoll {
 void Store::barrier(const std::string& name, double timeout_s) {
   // Counter-free barrier over put/get: everyone announces, then waits for everyone.
   put("barrier/" + name + "/" + std::to_string(rank()), "1");
-  for (int r = 0; r < size(); ++r) (void)get("barrier/" + name + "/" + std::to_string(r), timeout_s);
+  for (int r = 0; r < size(); ++r)
+    (void)get("barrier/" + name + "/" + std::to_string(r), timeout_s);
 }
 
 void MemoryStoreHub::put(const std::string& key, const std::string& value) {

@@ -13,20 +13,20 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/launcher_store.hpp"
+#include "bootstrap/node_map.hpp"
+#include "bootstrap/pmix_bootstrap.hpp"
 #include "collectives/collectives.hpp"
 #include "collectives/context_info.hpp"
 #include "engine/datatype.hpp"
 #include "engine/errors.hpp"
 #include "engine/progress.hpp"
-#include "fabcoll/fabcoll.h"
-#include "bootstrap/launcher_store.hpp"
-#include "bootstrap/node_map.hpp"
-#include "bootstrap/pmix_bootstrap.hpp"
 #include "engine/router.hpp"
+#include "fabcoll/fabcoll.h"
 #include "transports/inproc/inproc.hpp"
-#include "tuning/tuning_file.hpp"
 #include "transports/ofi/ofi.hpp"
 #include "transports/shm/shm.hpp"
+#include "tuning/tuning_file.hpp"
 
 using fabcoll::CollArgs;
 using fabcoll::Collective;
@@ -111,7 +111,8 @@ void need_out(const void* p, const char* what) {
 std::size_t elem_size(fc_datatype_t dt) {
   const std::size_t s = fabcoll::datatype_size(dt);
   if (s == 0)
-    fabcoll::raise(Errc::invalid_datatype, "unknown datatype " + std::to_string(static_cast<int>(dt)));
+    fabcoll::raise(Errc::invalid_datatype,
+                   "unknown datatype " + std::to_string(static_cast<int>(dt)));
   return s;
 }
 
@@ -127,7 +128,8 @@ void init_context(fc_context_s& ctx, fabcoll::Transport& t, int rank, int size) 
 int env_int(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0')
-    fabcoll::raise(Errc::invalid_argument, std::string(name) + " is not set (start ranks with fabcoll-run)");
+    fabcoll::raise(Errc::invalid_argument,
+                   std::string(name) + " is not set (start ranks with fabcoll-run)");
   return std::atoi(v);
 }
 
@@ -142,13 +144,16 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   c.store = std::make_unique<fabcoll::LauncherStore>(address, secret, rank, size, timeout);
   const fabcoll::NodeMap nodes = fabcoll::exchange_node_map(*c.store, timeout);
   c.node_of = nodes.node_of;
-  std::string mode = std::getenv("FABCOLL_TRANSPORT") != nullptr ? std::getenv("FABCOLL_TRANSPORT") : "auto";
+  std::string mode =
+      std::getenv("FABCOLL_TRANSPORT") != nullptr ? std::getenv("FABCOLL_TRANSPORT") : "auto";
   if (mode.empty()) mode = "auto";
   if (mode != "auto" && mode != "shm" && mode != "ofi")
-    fabcoll::raise(Errc::invalid_argument, "FABCOLL_TRANSPORT=" + mode + ": expected auto, shm or ofi");
+    fabcoll::raise(Errc::invalid_argument,
+                   "FABCOLL_TRANSPORT=" + mode + ": expected auto, shm or ofi");
   if (mode == "shm" && nodes.nodes > 1)
-    fabcoll::raise(Errc::invalid_argument, "FABCOLL_TRANSPORT=shm needs a single node, but the ranks are on " +
-                                               std::to_string(nodes.nodes) + " nodes");
+    fabcoll::raise(Errc::invalid_argument,
+                   "FABCOLL_TRANSPORT=shm needs a single node, but the ranks are on " +
+                       std::to_string(nodes.nodes) + " nodes");
   // Every rank opens the fabric endpoint when any pair needs it (the address exchange is
   // collective), and the shm endpoint unless the fabric is forced for every peer.
   if (mode == "ofi" || nodes.nodes > 1) {
@@ -194,7 +199,8 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
     c.tuning = "built-in defaults (" + link + ")";
     if (notice.empty())
       notice = "fabcoll: no tuning file (FABCOLL_TUNING or " + fabcoll::tuning::tuning_path() +
-               "); using built-in " + link + " defaults; run fabcoll-calibrate to measure this machine";
+               "); using built-in " + link +
+               " defaults; run fabcoll-calibrate to measure this machine";
   }
   if (rank == 0 && !notice.empty() && std::getenv("FABCOLL_QUIET") == nullptr)
     std::fprintf(stderr, "%s\n", notice.c_str());
@@ -246,7 +252,8 @@ void bootstrap_with_bcast(fc_context_s& c, int rank, int size, bool single_node,
   char buf[512] = {};
   if (rank == 0) {
     const std::string secret = fabcoll::random_hex(16);
-    c.server = std::make_unique<fabcoll::StoreServerThread>(secret, single_node ? "" : host_address());
+    c.server =
+        std::make_unique<fabcoll::StoreServerThread>(secret, single_node ? "" : host_address());
     std::snprintf(buf, sizeof buf, "%s %s", c.server->address().c_str(), secret.c_str());
   }
   if (const int rc = bcast(buf, static_cast<int>(sizeof buf), arg); rc != 0)
@@ -254,7 +261,8 @@ void bootstrap_with_bcast(fc_context_s& c, int rank, int size, bool single_node,
   buf[sizeof buf - 1] = '\0';
   const std::string line(buf);
   const auto sp = line.find(' ');
-  if (sp == std::string::npos) fabcoll::raise(Errc::transport, "bootstrap broadcast carried garbage");
+  if (sp == std::string::npos)
+    fabcoll::raise(Errc::transport, "bootstrap broadcast carried garbage");
   bootstrap_with_store(c, line.substr(0, sp), line.substr(sp + 1), rank, size);
 }
 
@@ -294,8 +302,8 @@ void start(fc_comm_t c, CollArgs& args, fc_request_t* req) {
     fabcoll::run_blocking(comm, c->ctx->progress, fabcoll::run_collective(comm, args));
     return;
   }
-  *req = new fc_request_s{c->ctx, fabcoll::CollRequest(comm, c->ctx->progress,
-                                                   fabcoll::run_collective(comm, args))};
+  *req = new fc_request_s{
+      c->ctx, fabcoll::CollRequest(comm, c->ctx->progress, fabcoll::run_collective(comm, args))};
   ++c->ctx->outstanding_requests;
 }
 
@@ -322,10 +330,9 @@ CollArgs block_args(Collective coll, const void* sendbuf, std::size_t sendcount,
   const std::size_t ss = send_side_matters ? elem_size(sendtype) : 0;
   const std::size_t rs = recv_side_matters ? elem_size(recvtype) : 0;
   if (send_side_matters && recv_side_matters && ss * sendcount != rs * recvcount) {
-    fabcoll::raise(Errc::invalid_count,
-                   "send block (" + std::to_string(ss * sendcount) +
-                       " bytes) and receive block (" + std::to_string(rs * recvcount) +
-                       " bytes) differ");
+    fabcoll::raise(Errc::invalid_count, "send block (" + std::to_string(ss * sendcount) +
+                                            " bytes) and receive block (" +
+                                            std::to_string(rs * recvcount) + " bytes) differ");
   }
   if (recv_side_matters) {
     a.elem_size = rs;
@@ -469,17 +476,18 @@ int fc_finalize(fc_context_t ctx) {
       }
       if (ctx->ofi) {
         const fabcoll::ofi::Stats& st = ctx->ofi->stats();
-        std::fprintf(stderr,
-                     "fabcoll stats: world rank %d: ofi (%s) eager messages %llu (%llu bytes), "
-                     "rendezvous messages %llu, bytes read by peers (zero-copy) %llu, bytes we read "
-                     "%llu, bytes staged %llu\n",
-                     ctx->world.comm->rank(), ctx->ofi->provider().c_str(),
-                     static_cast<unsigned long long>(st.eager_messages),
-                     static_cast<unsigned long long>(st.eager_bytes_sent),
-                     static_cast<unsigned long long>(st.rendezvous_messages),
-                     static_cast<unsigned long long>(st.rma_bytes_sent),
-                     static_cast<unsigned long long>(st.rma_bytes_read),
-                     static_cast<unsigned long long>(st.staged_bytes));
+        std::fprintf(
+            stderr,
+            "fabcoll stats: world rank %d: ofi (%s) eager messages %llu (%llu bytes), "
+            "rendezvous messages %llu, bytes read by peers (zero-copy) %llu, bytes we read "
+            "%llu, bytes staged %llu\n",
+            ctx->world.comm->rank(), ctx->ofi->provider().c_str(),
+            static_cast<unsigned long long>(st.eager_messages),
+            static_cast<unsigned long long>(st.eager_bytes_sent),
+            static_cast<unsigned long long>(st.rendezvous_messages),
+            static_cast<unsigned long long>(st.rma_bytes_sent),
+            static_cast<unsigned long long>(st.rma_bytes_read),
+            static_cast<unsigned long long>(st.staged_bytes));
       }
     }
     // Everyone leaves together, so no rank tears down its endpoint while a peer still reads
@@ -629,8 +637,8 @@ int fc_iscatter(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, v
 int fc_iallgather(const void* sendbuf, size_t sendcount, fc_datatype_t sendtype, void* recvbuf,
                   size_t recvcount, fc_datatype_t recvtype, fc_comm_t comm, fc_request_t* req) {
   return guarded([&] {
-    CollArgs a = block_args(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf,
-                            recvcount, recvtype, sendbuf != kInPlace, true);
+    CollArgs a = block_args(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            recvtype, sendbuf != kInPlace, true);
     start(comm, a, req);
   });
 }
@@ -682,8 +690,8 @@ int fc_ialltoallv(const void* sendbuf, const size_t* sendcounts, const size_t* s
   });
 }
 
-int fc_ireduce_scatter_block(const void* sendbuf, void* recvbuf, size_t recvcount,
-                             fc_datatype_t dt, fc_op_t op, fc_comm_t comm, fc_request_t* req) {
+int fc_ireduce_scatter_block(const void* sendbuf, void* recvbuf, size_t recvcount, fc_datatype_t dt,
+                             fc_op_t op, fc_comm_t comm, fc_request_t* req) {
   return guarded([&] {
     CollArgs a =
         reduction_args(Collective::reduce_scatter_block, sendbuf, recvbuf, recvcount, dt, op);

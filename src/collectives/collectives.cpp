@@ -85,8 +85,8 @@ std::size_t packet_count(const Comm& comm, const Algorithm& alg, const CollArgs&
   if (const char* s = env_for(args.coll, "PACKET"); s != nullptr && *s != '\0') {
     const double packet_bytes = std::strtod(s, nullptr);
     if (packet_bytes > 0) {
-      const auto k = static_cast<std::size_t>(std::ceil(static_cast<double>(args.bytes()) /
-                                                        packet_bytes));
+      const auto k =
+          static_cast<std::size_t>(std::ceil(static_cast<double>(args.bytes()) / packet_bytes));
       return std::clamp<std::size_t>(k, 1, max_k);
     }
   }
@@ -129,9 +129,9 @@ const Algorithm& select_algorithm(const Comm& comm, const CollArgs& args) {
     }
   }
   if (best == nullptr) {
-    raise(Errc::unsupported,
-          std::string("no registered algorithm can run ") + collective_name(args.coll) +
-              " here (p = " + std::to_string(comm.size()) + ")");
+    raise(Errc::unsupported, std::string("no registered algorithm can run ") +
+                                 collective_name(args.coll) +
+                                 " here (p = " + std::to_string(comm.size()) + ")");
   }
   return *best;
 }
@@ -201,8 +201,8 @@ void need_buffer(const void* p, std::size_t bytes, const char* what) {
 
 void need_root(const Comm& comm, int root) {
   if (root < 0 || root >= comm.size())
-    raise(Errc::invalid_root, "root " + std::to_string(root) + " is outside 0.." +
-                                  std::to_string(comm.size() - 1));
+    raise(Errc::invalid_root,
+          "root " + std::to_string(root) + " is outside 0.." + std::to_string(comm.size() - 1));
 }
 
 std::size_t checked_mul(std::size_t a, std::size_t b) {
@@ -221,7 +221,8 @@ void validate(const Comm& comm, CollArgs& a) {
   const std::size_t n = checked_mul(a.count, a.elem_size);
   const bool in_place = a.sendbuf == kInPlace;
   switch (a.coll) {
-    case Collective::barrier: return;
+    case Collective::barrier:
+      return;
     case Collective::bcast:
       need_root(comm, a.root);
       need_buffer(a.recvbuf, n, "buffer");
@@ -307,7 +308,8 @@ void validate(const Comm& comm, CollArgs& a) {
     case Collective::allgather: {
       const std::size_t total = checked_mul(n, static_cast<std::size_t>(p));
       need_buffer(a.recvbuf, total, "recvbuf");
-      std::byte* own = static_cast<std::byte*>(a.recvbuf) + n * static_cast<std::size_t>(comm.rank());
+      std::byte* own =
+          static_cast<std::byte*>(a.recvbuf) + n * static_cast<std::size_t>(comm.rank());
       if (!in_place) {
         need_buffer(a.sendbuf, n, "sendbuf");
         if (overlaps(a.sendbuf, n, a.recvbuf, total))
@@ -330,9 +332,9 @@ void validate(const Comm& comm, CollArgs& a) {
       std::byte* own = static_cast<std::byte*>(a.recvbuf) + a.displs[comm.rank()] * a.elem_size;
       if (!in_place) {
         if (a.count != a.counts[comm.rank()])
-          raise(Errc::invalid_count, "sendcount " + std::to_string(a.count) +
-                                         " differs from recvcounts[rank] = " +
-                                         std::to_string(a.counts[comm.rank()]));
+          raise(Errc::invalid_count,
+                "sendcount " + std::to_string(a.count) +
+                    " differs from recvcounts[rank] = " + std::to_string(a.counts[comm.rank()]));
         need_buffer(a.sendbuf, mine, "sendbuf");
         if (overlaps(a.sendbuf, mine, a.recvbuf, extent))
           raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
@@ -368,7 +370,8 @@ void validate(const Comm& comm, CollArgs& a) {
         raise(Errc::invalid_argument, "sendbuf and recvbuf overlap");
       return;
     }
-    case Collective::count_: break;
+    case Collective::count_:
+      break;
   }
   raise(Errc::invalid_argument, "unknown collective");
 }
@@ -471,8 +474,8 @@ void CollRequest::wait(double timeout_seconds) {
     } else {
       cpu_relax();
     }
-    if ((idle & 255u) == 0 && std::chrono::duration<double>(Clock::now() - start).count() >
-                                  timeout_seconds) {
+    if ((idle & 255u) == 0 &&
+        std::chrono::duration<double>(Clock::now() - start).count() > timeout_seconds) {
       std::string peers;
       for (const int w : comm_->transport().pending_peers())
         peers += (peers.empty() ? "" : ", ") + std::to_string(w);

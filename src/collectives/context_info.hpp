@@ -18,7 +18,7 @@ struct ContextInfo {
   std::vector<std::string> node_of;       // world rank -> node name (launched jobs)
   std::vector<std::string> transport_of;  // world rank -> "shm", "ofi (tcp;ofi_rxm)", "inproc"
   bool shm_cma = false;
-  std::string tuning;                     // where the cost model came from
+  std::string tuning;  // where the cost model came from
 };
 
 ContextInfo describe_context(fc_context_t ctx);

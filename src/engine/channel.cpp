@@ -15,9 +15,15 @@ Transfer Channel::post(PostedOp* op, OpKind kind) {
   op->transport = &comm_->transport();
   Transfer t(op, &comm_->executor());
   switch (kind) {
-    case OpKind::send: comm_->transport().post_send(op); break;
-    case OpKind::recv: comm_->transport().post_recv(op); break;
-    case OpKind::delay: comm_->transport().post_delay(op); break;
+    case OpKind::send:
+      comm_->transport().post_send(op);
+      break;
+    case OpKind::recv:
+      comm_->transport().post_recv(op);
+      break;
+    case OpKind::delay:
+      comm_->transport().post_delay(op);
+      break;
   }
   return t;
 }

@@ -53,7 +53,8 @@ class Router final : public Transport {
   Transport* checked(PostedOp* op) {
     Transport* t = route(op->peer);
     if (t == nullptr) {
-      op->fail(Errc::invalid_argument, "no transport reaches world rank " + std::to_string(op->peer));
+      op->fail(Errc::invalid_argument,
+               "no transport reaches world rank " + std::to_string(op->peer));
     }
     return t;
   }

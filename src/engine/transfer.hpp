@@ -44,19 +44,19 @@ enum class OpState : std::uint8_t { pending, done, failed };
 struct PostedOp {
   OpKind kind = OpKind::send;
   std::atomic<OpState> state{OpState::pending};
-  int peer = -1;                  // transport-level (world) rank
+  int peer = -1;  // transport-level (world) rank
   std::uint64_t tag = 0;
   const std::byte* send_data = nullptr;
   std::byte* recv_data = nullptr;
-  std::size_t size = 0;           // bytes offered (send) or capacity (recv)
-  std::size_t received = 0;       // bytes that arrived (recv)
-  double delay = 0;               // seconds (delay ops, virtual time)
+  std::size_t size = 0;      // bytes offered (send) or capacity (recv)
+  std::size_t received = 0;  // bytes that arrived (recv)
+  double delay = 0;          // seconds (delay ops, virtual time)
   Errc error = Errc::success;
   std::string message;
   Waiter* waiter = nullptr;
   Transport* transport = nullptr;
-  PostedOp* next = nullptr;             // intrusive list link, free for the transport's use
-  bool orphaned = false;          // transport keeps it after cancel and frees it later
+  PostedOp* next = nullptr;  // intrusive list link, free for the transport's use
+  bool orphaned = false;     // transport keeps it after cancel and frees it later
 
   static void* operator new(std::size_t bytes);
   static void operator delete(void* p, std::size_t bytes) noexcept;
@@ -85,8 +85,7 @@ class [[nodiscard]] Transfer : private Waiter {
  public:
   Transfer() = default;
   Transfer(PostedOp* op, Executor* ex) : op_(op), ex_(ex) {}
-  Transfer(Transfer&& o) noexcept
-      : op_(std::exchange(o.op_, nullptr)), ex_(o.ex_), h_(o.h_) {}
+  Transfer(Transfer&& o) noexcept : op_(std::exchange(o.op_, nullptr)), ex_(o.ex_), h_(o.h_) {}
   Transfer& operator=(Transfer&& o) noexcept {
     if (this != &o) {
       release();
@@ -116,9 +115,9 @@ class [[nodiscard]] Transfer : private Waiter {
     // Every algorithm knows exactly how many bytes it receives: a shorter message means the
     // ranks called the collective with different counts. Fail instead of computing garbage.
     if (op_->kind == OpKind::recv && op_->received != op_->size) {
-      raise(Errc::invalid_count,
-            "mismatched counts: expected " + std::to_string(op_->size) + " bytes from world rank " +
-                std::to_string(op_->peer) + ", got " + std::to_string(op_->received));
+      raise(Errc::invalid_count, "mismatched counts: expected " + std::to_string(op_->size) +
+                                     " bytes from world rank " + std::to_string(op_->peer) +
+                                     ", got " + std::to_string(op_->received));
     }
   }
 

@@ -17,9 +17,9 @@
 //                 count from the fitted model via FABCOLL_<COLL>_PACKET) at sizes around each
 //                 crossover; time = median over samples of the slowest rank's time per call in
 //                 a batch of calls with a moving root (see the loop for why).
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -29,13 +29,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "algorithms/registry.hpp"
 #include "engine/datatype.hpp"
@@ -207,15 +206,15 @@ struct GammaPoint {
   fc_datatype_t dt_id;
 };
 
-std::vector<tuning::GammaEntry> measure_gamma(bool quick, ProgressLine& prog,
-                                              std::vector<std::pair<std::string, tuning::Point>>& pts) {
+std::vector<tuning::GammaEntry> measure_gamma(
+    bool quick, ProgressLine& prog, std::vector<std::pair<std::string, tuning::Point>>& pts) {
   const std::vector<GammaPoint> kernels = {{"sum", "float64", FC_SUM, FC_DOUBLE},
                                            {"sum", "float32", FC_SUM, FC_FLOAT},
                                            {"sum", "int32", FC_SUM, FC_INT32},
                                            {"max", "float64", FC_MAX, FC_DOUBLE}};
-  const std::vector<double> sizes = quick ? std::vector<double>{16384, 262144, 1 << 20, 4 << 20}
-                                          : std::vector<double>{16384, 65536, 262144, 1 << 20,
-                                                                4 << 20, 16 << 20};
+  const std::vector<double> sizes =
+      quick ? std::vector<double>{16384, 262144, 1 << 20, 4 << 20}
+            : std::vector<double>{16384, 65536, 262144, 1 << 20, 4 << 20, 16 << 20};
   std::vector<tuning::GammaEntry> out;
   std::vector<char> a(static_cast<std::size_t>(sizes.back())), b(a.size());
   for (const GammaPoint& k : kernels) {
@@ -252,8 +251,10 @@ std::vector<tuning::CrossoverSegment> table_for(Collective c, int p, const tunin
     auto hi = tuning::crossover_table(c, p, tuning::model_for(f, link, brk),
                                       {.n_min = brk, .n_max = n_max});
     for (const auto& s : hi) {
-      if (!t.empty() && t.back().algorithm == s.algorithm) t.back().hi = s.hi;
-      else t.push_back(s);
+      if (!t.empty() && t.back().algorithm == s.algorithm)
+        t.back().hi = s.hi;
+      else
+        t.push_back(s);
     }
   }
   return t;
@@ -290,7 +291,8 @@ void run_once(Collective c, fc_comm_t comm, int root, std::size_t n, std::vector
       check(fc_reduce_scatter_block(a.data(), b.data(), count, FC_DOUBLE, FC_SUM, comm),
             "reduce_scatter_block");
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -300,8 +302,7 @@ std::vector<double> validation_sizes(const std::vector<tuning::CrossoverSegment>
   for (std::size_t i = 1; i < t.size(); ++i) {
     const double b = t[i].lo;
     if (b < 64 || b > vmax) continue;
-    for (double x : {b / 2, b * 2})
-      s.insert(std::clamp(std::round(x / 8) * 8, 8.0, vmax));
+    for (double x : {b / 2, b * 2}) s.insert(std::clamp(std::round(x / 8) * 8, 8.0, vmax));
     if (s.size() >= (quick ? 4u : 8u)) break;
   }
   for (double x : {256.0, 16384.0, 262144.0, 1048576.0}) {
@@ -353,8 +354,9 @@ int main(int argc, char** argv) {
   fc_comm_size(world, &p);
   if (p < 2) {
     if (rank == 0)
-      std::fprintf(stderr, "fabcoll-calibrate: needs at least 2 ranks (run it under fabcoll-run "
-                           "-n P or mpirun)\n");
+      std::fprintf(stderr,
+                   "fabcoll-calibrate: needs at least 2 ranks (run it under fabcoll-run "
+                   "-n P or mpirun)\n");
     fc_finalize(ctx);
     return 2;
   }
@@ -373,8 +375,11 @@ int main(int argc, char** argv) {
   }
   const std::vector<Collective> colls =
       quick ? std::vector<Collective>{Collective::bcast, Collective::allreduce}
-            : std::vector<Collective>{Collective::bcast, Collective::reduce, Collective::allreduce,
-                                      Collective::allgather, Collective::reduce_scatter_block,
+            : std::vector<Collective>{Collective::bcast,
+                                      Collective::reduce,
+                                      Collective::allreduce,
+                                      Collective::allgather,
+                                      Collective::reduce_scatter_block,
                                       Collective::alltoall};
   // Work units: one per ping-pong size, one per γ kernel, one per validation run (estimated).
   const double units = static_cast<double>(pingpong_sizes(quick).size()) + 4 +
@@ -442,9 +447,9 @@ int main(int argc, char** argv) {
   prog.phase("4/5 tables");
   const double n_max = double(1 << 26);
   std::map<Collective, std::vector<tuning::CrossoverSegment>> tables;
-  for (Collective c : {Collective::bcast, Collective::reduce, Collective::allreduce,
-                       Collective::allgather, Collective::reduce_scatter_block,
-                       Collective::alltoall, Collective::scan}) {
+  for (Collective c :
+       {Collective::bcast, Collective::reduce, Collective::allreduce, Collective::allgather,
+        Collective::reduce_scatter_block, Collective::alltoall, Collective::scan}) {
     tables[c] = table_for(c, p, file, link, n_max);
     tuning::CrossoverEntry e{fabcoll::collective_name(c), p, link, {}};
     for (const auto& s : tables[c])
@@ -579,16 +584,20 @@ int main(int argc, char** argv) {
     v["seconds"] = prog.elapsed();
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& me : results)
-      rows.push_back({{"collective", me.coll}, {"algorithm", me.alg}, {"n", me.n},
-                      {"predicted", me.predicted}, {"measured", me.measured},
-                      {"chosen", me.chosen}, {"fastest", me.fastest}});
+      rows.push_back({{"collective", me.coll},
+                      {"algorithm", me.alg},
+                      {"n", me.n},
+                      {"predicted", me.predicted},
+                      {"measured", me.measured},
+                      {"chosen", me.chosen},
+                      {"fastest", me.fastest}});
     v["runs"] = rows;
     file.validation_json = v.dump();
 
     std::printf("# fabcoll-calibrate: p = %d, link %s%s\n", p, link.c_str(),
                 quick ? " (--quick)" : "");
-    std::printf("link %s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), R^2 = %.4f",
-                link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.r2);
+    std::printf("link %s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), R^2 = %.4f", link.c_str(),
+                lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.r2);
     if (lp.break_bytes > 0)
       std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
                   lp.alpha_above, lp.beta_above);
@@ -612,9 +621,10 @@ int main(int argc, char** argv) {
     if (results.empty()) {
       std::printf("validation skipped (--no-validate); %.1f s\n", prog.elapsed());
     } else {
-      std::printf("median |predicted - measured| / measured = %.1f%%, max selection regret = "
-                  "%.1f%% (%zu runs, %.1f s)\n",
-                  100 * med_err, 100 * max_regret, results.size(), prog.elapsed());
+      std::printf(
+          "median |predicted - measured| / measured = %.1f%%, max selection regret = "
+          "%.1f%% (%zu runs, %.1f s)\n",
+          100 * med_err, 100 * max_regret, results.size(), prog.elapsed());
     }
 
     std::string err;
@@ -648,14 +658,15 @@ int main(int argc, char** argv) {
       }
       std::ofstream md(report_dir + "/summary.md");
       md << "# fabcoll calibration report\n\n"
-         << "Machine `" << file.machine.hostname << "`, " << file.machine.cores << " cores, fabcoll "
-         << file.machine.fabcoll_version << ", " << file.created << ". p = " << p << ", link class `"
-         << link << "`" << (quick ? ", `--quick`" : "") << ".\n\n"
+         << "Machine `" << file.machine.hostname << "`, " << file.machine.cores
+         << " cores, fabcoll " << file.machine.fabcoll_version << ", " << file.created
+         << ". p = " << p << ", link class `" << link << "`" << (quick ? ", `--quick`" : "")
+         << ".\n\n"
          << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | R² | break (B) | "
             "α above (µs) | β above (ns/B) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
          << "| " << link << " | " << fmt("%.3f", lp.model.alpha * 1e6) << " | "
-         << fmt("%.4f", lp.model.beta * 1e9) << " | " << fmt("%.2f", 1e-9 / lp.model.beta)
-         << " | " << fmt("%.4f", lp.r2) << " | "
+         << fmt("%.4f", lp.model.beta * 1e9) << " | " << fmt("%.2f", 1e-9 / lp.model.beta) << " | "
+         << fmt("%.4f", lp.r2) << " | "
          << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9)
          << " |\n\n![ping-pong](pingpong.png)\n\n## Reduction kernels (γ)\n\n| op | datatype | "
@@ -685,13 +696,14 @@ int main(int argc, char** argv) {
       if (const char* s = std::getenv("FABCOLL_REPORT_SCRIPT"); s != nullptr && *s) script = s;
       // python3 from PATH may be a private interpreter without matplotlib (pyenv): prefer the
       // system one, where Debian's python3-matplotlib lives. FABCOLL_PYTHON overrides.
-      std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3"
-                                                                          : "python3";
+      std::string python =
+          std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
       if (const char* py = std::getenv("FABCOLL_PYTHON"); py != nullptr && *py) python = py;
       const std::string cmd = python + " '" + script + "' '" + report_dir + "'";
       if (std::system(cmd.c_str()) != 0)
-        std::fprintf(stderr, "fabcoll-calibrate: plots not made (%s failed; needs python3 and "
-                             "matplotlib); the CSV files and summary.md are in %s\n",
+        std::fprintf(stderr,
+                     "fabcoll-calibrate: plots not made (%s failed; needs python3 and "
+                     "matplotlib); the CSV files and summary.md are in %s\n",
                      cmd.c_str(), report_dir.c_str());
       else
         std::fprintf(stderr, "fabcoll-calibrate: report in %s/summary.md\n", report_dir.c_str());

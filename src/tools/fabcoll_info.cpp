@@ -3,15 +3,15 @@
 //   fabcoll-info --explain <collective> <bytes> [--p P] [--noncommutative]
 //                [--tuning FILE [--link CLASS]]   (model from a fabcoll-calibrate tuning file)
 //                                            predicted time of every algorithm, the chosen one
-#include <CLI/CLI.hpp>
 #include <hwloc.h>
 #include <rdma/fabric.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -76,9 +76,10 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     args.op = fabcoll::ReduceOp(FC_SUM, FC_UINT8);
   }
   const fabcoll::CostModel& m = comm.model();
-  std::printf("# %s of %.0f bytes on p = %d; model alpha = %.3g s, beta = %.3g s/B, gamma = %.3g s/B "
-              "(%s)\n",
-              coll_name.c_str(), bytes, p, m.alpha, m.beta, m.gamma, model_source.c_str());
+  std::printf(
+      "# %s of %.0f bytes on p = %d; model alpha = %.3g s, beta = %.3g s/B, gamma = %.3g s/B "
+      "(%s)\n",
+      coll_name.c_str(), bytes, p, m.alpha, m.beta, m.gamma, model_source.c_str());
   std::printf("%-24s %14s %10s  %s\n", "algorithm", "predicted(us)", "k", "note");
   const Algorithm* chosen = nullptr;
   try {
@@ -102,8 +103,8 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
 // Every provider fabcoll knows, probed for an RDM endpoint with tagged messages: usable or why not.
 void print_providers() {
   std::puts("# libfabric providers (RDM endpoint, tagged messages); fabcoll's default order:");
-  const char* names[] = {"verbs;ofi_rxm", "psm2", "psm3", "efa", "cxi", "tcp;ofi_rxm", "sockets",
-                         "shm", "udp;ofi_rxd"};
+  const char* names[] = {"verbs;ofi_rxm", "psm2",    "psm3", "efa",        "cxi",
+                         "tcp;ofi_rxm",   "sockets", "shm",  "udp;ofi_rxd"};
   for (const char* name : names) {
     // Ask for RMA first (the zero-copy rendezvous), then for tagged messages alone.
     int rc = 0;
@@ -142,9 +143,10 @@ void print_topology() {
     return;
   }
   const auto count = [&](hwloc_obj_type_t t) { return hwloc_get_nbobjs_by_type(topo, t); };
-  std::printf("# topology (hwloc): %d package(s), %d NUMA node(s), %d core(s), %d hardware thread(s)\n",
-              count(HWLOC_OBJ_PACKAGE), count(HWLOC_OBJ_NUMANODE), count(HWLOC_OBJ_CORE),
-              count(HWLOC_OBJ_PU));
+  std::printf(
+      "# topology (hwloc): %d package(s), %d NUMA node(s), %d core(s), %d hardware thread(s)\n",
+      count(HWLOC_OBJ_PACKAGE), count(HWLOC_OBJ_NUMANODE), count(HWLOC_OBJ_CORE),
+      count(HWLOC_OBJ_PU));
   for (const hwloc_obj_type_t t : {HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE}) {
     hwloc_obj_t o = hwloc_get_obj_by_type(topo, t, 0);
     if (o != nullptr && o->attr != nullptr)
@@ -214,7 +216,8 @@ int main(int argc, char** argv) {
   bool providers = false;
   bool topology = false;
   bool layout = false;
-  app.add_flag("--providers", providers, "libfabric providers found, and why others are not usable");
+  app.add_flag("--providers", providers,
+               "libfabric providers found, and why others are not usable");
   app.add_flag("--topology", topology, "the machine as hwloc sees it (cores, caches, NUMA, NICs)");
   app.add_flag("--layout", layout,
                "run under fabcoll-run or mpirun: node map and transport chosen per peer");

@@ -2,13 +2,13 @@
 // store they use to exchange addresses (a Unix socket in a private directory, guarded by a
 // random per-job secret passed in the environment), and supervises them: the first non-zero
 // exit code is returned; if a rank dies or the timeout passes, all others are stopped.
-#include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
   // -n 4 ./app -x` passes -x to the app; `--` before the program is accepted too.
   app.prefix_command();
   app.footer(
-      "Each rank gets FABCOLL_RANK, FABCOLL_SIZE, FABCOLL_STORE, FABCOLL_SECRET and, with --nodes,\n"
+      "Each rank gets FABCOLL_RANK, FABCOLL_SIZE, FABCOLL_STORE, FABCOLL_SECRET and, with "
+      "--nodes,\n"
       "FABCOLL_NODE. Exit status: 0 if every rank exited 0, else the first failure's code\n"
       "(128 + signal for a killed rank, 124 for --timeout).");
   CLI11_PARSE(app, argc, argv);
@@ -231,7 +232,8 @@ int main(int argc, char** argv) {
         if (tag_output) forward_output(r, rk, true);
         const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok && !stopping) {
-          std::fprintf(stderr, "fabcoll-run: rank %d (pid %d) %s\n", r, pid, describe(status).c_str());
+          std::fprintf(stderr, "fabcoll-run: rank %d (pid %d) %s\n", r, pid,
+                       describe(status).c_str());
           if (exit_code == 0) exit_code = exit_code_of(status);
           if (!failed) {
             failed = true;

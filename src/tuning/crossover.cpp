@@ -96,7 +96,10 @@ std::vector<CrossoverSegment> crossover_table(Collective c, int p, const CostMod
         double l = lo, h = n;  // win(l) == cur, win(h) != cur
         while (h - l > 1) {
           const double mid = std::floor((l + h) / 2);
-          if (win(mid) == cur) l = mid; else h = mid;
+          if (win(mid) == cur)
+            l = mid;
+          else
+            h = mid;
         }
         cur = win(h);
         open(cur, h);

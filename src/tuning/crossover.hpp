@@ -19,7 +19,7 @@ struct CrossoverOptions {
   bool commutative = true;  // false: leave out algorithms that need a commutative operator
   double n_min = 1;         // bytes, first size of the table (integer sizes)
   double n_max = double(1u << 30);
-  int per_octave = 64;      // scan resolution above the exhaustive range
+  int per_octave = 64;             // scan resolution above the exhaustive range
   double exhaustive_below = 4096;  // every integer size below this is evaluated
 };
 

@@ -35,9 +35,9 @@ enum class Weighting {
 struct LinearFit {
   double alpha = 0;
   double beta = 0;
-  double r2 = 0;                   // weighted coefficient of determination (1 = perfect)
-  double sse = 0;                  // weighted sum of squared residuals
-  std::vector<double> residuals;   // t - (α + βn) per point, in input order (seconds)
+  double r2 = 0;                      // weighted coefficient of determination (1 = perfect)
+  double sse = 0;                     // weighted sum of squared residuals
+  std::vector<double> residuals;      // t - (α + βn) per point, in input order (seconds)
   std::vector<double> rel_residuals;  // residual / t per point
   std::size_t points = 0;
 
@@ -54,8 +54,8 @@ struct PiecewiseFit {
   double break_n = 0;      // first size of the upper segment
   LinearFit below;
   LinearFit above;
-  LinearFit single;        // the one-line fit, for comparison
-  double sse = 0;          // weighted SSE of the chosen model
+  LinearFit single;  // the one-line fit, for comparison
+  double sse = 0;    // weighted SSE of the chosen model
 
   [[nodiscard]] const LinearFit& segment(double n) const {
     return (has_break && n >= break_n) ? above : below;

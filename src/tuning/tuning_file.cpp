@@ -5,11 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "fabcoll/fabcoll.h"
 
@@ -18,8 +17,8 @@ namespace fabcoll::tuning {
 using nlohmann::json;
 
 std::string fabcoll_version() {
-  return std::to_string(FABCOLL_VERSION_MAJOR) + "." + std::to_string(FABCOLL_VERSION_MINOR) +
-         "." + std::to_string(FABCOLL_VERSION_PATCH);
+  return std::to_string(FABCOLL_VERSION_MAJOR) + "." + std::to_string(FABCOLL_VERSION_MINOR) + "." +
+         std::to_string(FABCOLL_VERSION_PATCH);
 }
 
 Fingerprint this_machine(std::string provider) {
@@ -91,8 +90,8 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
   }
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer() ||
       j["schema_version"].get<int>() != kSchemaVersion) {
-    error = "schema_version " + (j.contains("schema_version") ? j["schema_version"].dump()
-                                                              : std::string("missing")) +
+    error = "schema_version " +
+            (j.contains("schema_version") ? j["schema_version"].dump() : std::string("missing")) +
             ", this build reads " + std::to_string(kSchemaVersion);
     return std::nullopt;
   }
@@ -132,7 +131,8 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
       r.algorithm = k.at("algorithm").get<std::string>();
       r.p = k.at("p").get<int>();
       r.link = k.value("link", std::string());
-      for (const json& s : k.at("sizes")) r.sizes.emplace_back(s.at(0).get<double>(), s.at(1).get<double>());
+      for (const json& s : k.at("sizes"))
+        r.sizes.emplace_back(s.at(0).get<double>(), s.at(1).get<double>());
       f.k_rules.push_back(std::move(r));
     }
     for (const json& c : j.value("crossovers", json::array())) {
@@ -209,9 +209,8 @@ std::optional<TuningFile> load_tuning_from(const std::string& path, std::string&
   if (!f) return reject(error);
   if (!same_machine(*f, this_machine(), error)) return reject(error + " (rerun fabcoll-calibrate)");
   if (f->machine.fabcoll_version != fabcoll_version()) {
-    notice = "fabcoll: tuning file " + path + " was made by fabcoll " +
-             f->machine.fabcoll_version + ", this is " + fabcoll_version() +
-             "; using it (rerun fabcoll-calibrate to refresh)";
+    notice = "fabcoll: tuning file " + path + " was made by fabcoll " + f->machine.fabcoll_version +
+             ", this is " + fabcoll_version() + "; using it (rerun fabcoll-calibrate to refresh)";
   }
   return f;
 }

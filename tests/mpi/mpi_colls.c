@@ -54,24 +54,49 @@ typedef struct {
 static void put(void* buf, size_t i, const tdesc* d, long long v) {
   char* p = (char*)buf + i * d->size;
   switch (d->kind) {
-    case K_FLOAT: { float f = (float)v; memcpy(p, &f, 4); return; }
-    case K_DOUBLE: { double f = (double)v; memcpy(p, &f, 8); return; }
-    default: break;
+    case K_FLOAT: {
+      float f = (float)v;
+      memcpy(p, &f, 4);
+      return;
+    }
+    case K_DOUBLE: {
+      double f = (double)v;
+      memcpy(p, &f, 8);
+      return;
+    }
+    default:
+      break;
   }
   switch (d->size) {
-    case 1: { int8_t x = (int8_t)v; memcpy(p, &x, 1); return; }
-    case 2: { int16_t x = (int16_t)v; memcpy(p, &x, 2); return; }
-    case 4: { int32_t x = (int32_t)v; memcpy(p, &x, 4); return; }
-    default: { int64_t x = (int64_t)v; memcpy(p, &x, 8); return; }
+    case 1: {
+      int8_t x = (int8_t)v;
+      memcpy(p, &x, 1);
+      return;
+    }
+    case 2: {
+      int16_t x = (int16_t)v;
+      memcpy(p, &x, 2);
+      return;
+    }
+    case 4: {
+      int32_t x = (int32_t)v;
+      memcpy(p, &x, 4);
+      return;
+    }
+    default: {
+      int64_t x = (int64_t)v;
+      memcpy(p, &x, 8);
+      return;
+    }
   }
 }
 
 enum { O_SUM, O_PROD, O_MIN, O_MAX, O_LAND, O_LOR, O_LXOR, O_BAND, O_BOR, O_BXOR, O_COUNT };
-static const char* kOpNames[O_COUNT] = {"sum", "prod", "min", "max", "land", "lor", "lxor", "band",
-                                        "bor", "bxor"};
+static const char* kOpNames[O_COUNT] = {"sum", "prod", "min",  "max", "land",
+                                        "lor", "lxor", "band", "bor", "bxor"};
 static MPI_Op mpi_op(int o) {
-  const MPI_Op ops[O_COUNT] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR, MPI_LXOR,
-                               MPI_BAND, MPI_BOR, MPI_BXOR};
+  const MPI_Op ops[O_COUNT] = {MPI_SUM, MPI_PROD, MPI_MIN,  MPI_MAX, MPI_LAND,
+                               MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
   return ops[o];
 }
 static int op_valid(int o, const tdesc* d) {
@@ -91,16 +116,26 @@ static long long gen(int o, const tdesc* d, int r, size_t i, int seed) {
 }
 static long long combine(int o, long long a, long long b) {
   switch (o) {
-    case O_SUM: return a + b;
-    case O_PROD: return a * b;
-    case O_MIN: return a < b ? a : b;
-    case O_MAX: return a > b ? a : b;
-    case O_LAND: return (a != 0) && (b != 0);
-    case O_LOR: return (a != 0) || (b != 0);
-    case O_LXOR: return (a != 0) != (b != 0);
-    case O_BAND: return a & b;
-    case O_BOR: return a | b;
-    default: return a ^ b;
+    case O_SUM:
+      return a + b;
+    case O_PROD:
+      return a * b;
+    case O_MIN:
+      return a < b ? a : b;
+    case O_MAX:
+      return a > b ? a : b;
+    case O_LAND:
+      return (a != 0) && (b != 0);
+    case O_LOR:
+      return (a != 0) || (b != 0);
+    case O_LXOR:
+      return (a != 0) != (b != 0);
+    case O_BAND:
+      return a & b;
+    case O_BOR:
+      return a | b;
+    default:
+      return a ^ b;
   }
 }
 /* op over ranks lo..hi-1 of element i */
@@ -130,12 +165,18 @@ static int g_mode = 0;
 static void complete(MPI_Request* req) {
   int flag = 0, idx = -1;
   switch (g_mode++ % 6) {
-    case 0: MPI_Wait(req, MPI_STATUS_IGNORE); break;
+    case 0:
+      MPI_Wait(req, MPI_STATUS_IGNORE);
+      break;
     case 1:
       while (!flag) MPI_Test(req, &flag, MPI_STATUS_IGNORE);
       break;
-    case 2: MPI_Waitall(1, req, MPI_STATUSES_IGNORE); break;
-    case 3: MPI_Waitany(1, req, &idx, MPI_STATUS_IGNORE); break;
+    case 2:
+      MPI_Waitall(1, req, MPI_STATUSES_IGNORE);
+      break;
+    case 3:
+      MPI_Waitany(1, req, &idx, MPI_STATUS_IGNORE);
+      break;
     case 4:
       while (!flag) MPI_Testall(1, req, &flag, MPI_STATUSES_IGNORE);
       break;
@@ -212,7 +253,8 @@ static void test_reduction(MPI_Comm comm, const char* cname, int coll, const tde
       for (size_t i = 0; i < n; ++i) put(want, i, d, fold(o, d, 0, rank + 1, i, seed));
       break;
     case R_EXSCAN:
-      if (rank == 0) defined = 0; /* undefined on rank 0 */
+      if (rank == 0)
+        defined = 0; /* undefined on rank 0 */
       else
         for (size_t i = 0; i < n; ++i) put(want, i, d, fold(o, d, 0, rank, i, seed));
       break;
@@ -237,8 +279,10 @@ static void test_reduction(MPI_Comm comm, const char* cname, int coll, const tde
   }
   /* nothing written past the result (not in place: the whole tail keeps its sentinel) */
   if (sb != MPI_IN_PLACE) {
-    if (defined == n) check_sentinel(out + n * es, 4 * es, "write past the result", ctx);
-    else if (coll == R_REDUCE) check_sentinel(out, (n + 4) * es, "non-root recvbuf written", ctx);
+    if (defined == n)
+      check_sentinel(out + n * es, 4 * es, "write past the result", ctx);
+    else if (coll == R_REDUCE)
+      check_sentinel(out, (n + 4) * es, "non-root recvbuf written", ctx);
   }
   free(in);
   free(out);
@@ -250,8 +294,14 @@ static void test_minmaxloc(MPI_Comm comm, const char* cname, int dbl, int maxloc
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &p);
   enum { N = 9 };
-  struct fi { float v; int i; } fin[N], fout[N], fwant[N];
-  struct di { double v; int i; } din[N], dout[N], dwant[N];
+  struct fi {
+    float v;
+    int i;
+  } fin[N], fout[N], fwant[N];
+  struct di {
+    double v;
+    int i;
+  } din[N], dout[N], dwant[N];
   memset(fout, 0xEE, sizeof fout);
   memset(dout, 0xEE, sizeof dout);
   memset(fwant, 0, sizeof fwant);
@@ -260,15 +310,22 @@ static void test_minmaxloc(MPI_Comm comm, const char* cname, int dbl, int maxloc
   memset(dout, 0, sizeof dout);
   for (int k = 0; k < N; ++k) {
     const int v = (rank * 5 + k * 3) % 4; /* ties happen: the smaller index must win */
-    fin[k].v = (float)v; fin[k].i = rank * 10 + k % 3;
-    din[k].v = (double)v; din[k].i = rank * 10 + k % 3;
+    fin[k].v = (float)v;
+    fin[k].i = rank * 10 + k % 3;
+    din[k].v = (double)v;
+    din[k].i = rank * 10 + k % 3;
   }
   for (int k = 0; k < N; ++k) {
     for (int r = 0; r < p; ++r) {
       const int v = (r * 5 + k * 3) % 4, idx = r * 10 + k % 3;
       const int better = r == 0 || (maxloc ? v > fwant[k].v : v < fwant[k].v) ||
                          (v == fwant[k].v && idx < fwant[k].i);
-      if (better) { fwant[k].v = (float)v; fwant[k].i = idx; dwant[k].v = v; dwant[k].i = idx; }
+      if (better) {
+        fwant[k].v = (float)v;
+        fwant[k].i = idx;
+        dwant[k].v = v;
+        dwant[k].i = idx;
+      }
     }
   }
   char ctx[128];
@@ -277,16 +334,22 @@ static void test_minmaxloc(MPI_Comm comm, const char* cname, int dbl, int maxloc
   MPI_Request req;
   const MPI_Op op = maxloc ? MPI_MAXLOC : MPI_MINLOC;
   if (dbl) {
-    if (nb) { MPI_Iallreduce(din, dout, N, MPI_DOUBLE_INT, op, comm, &req); complete(&req); }
-    else MPI_Allreduce(din, dout, N, MPI_DOUBLE_INT, op, comm);
+    if (nb) {
+      MPI_Iallreduce(din, dout, N, MPI_DOUBLE_INT, op, comm, &req);
+      complete(&req);
+    } else
+      MPI_Allreduce(din, dout, N, MPI_DOUBLE_INT, op, comm);
     for (int k = 0; k < N; ++k) {
       if (dout[k].v != dwant[k].v || dout[k].i != dwant[k].i) fail("result", ctx);
       digest(&dout[k].v, sizeof(double));
       digest(&dout[k].i, sizeof(int));
     }
   } else {
-    if (nb) { MPI_Iallreduce(fin, fout, N, MPI_FLOAT_INT, op, comm, &req); complete(&req); }
-    else MPI_Allreduce(fin, fout, N, MPI_FLOAT_INT, op, comm);
+    if (nb) {
+      MPI_Iallreduce(fin, fout, N, MPI_FLOAT_INT, op, comm, &req);
+      complete(&req);
+    } else
+      MPI_Allreduce(fin, fout, N, MPI_FLOAT_INT, op, comm);
     check(fout, fwant, sizeof fout, "result", ctx);
   }
 }
@@ -305,14 +368,19 @@ static void test_bcast(MPI_Comm comm, const char* cname, MPI_Datatype t, size_t 
   unsigned char* buf = malloc(n + 8);
   unsigned char* want = malloc(n + 1);
   for (size_t j = 0; j < n; ++j) want[j] = bval(root, 99, j);
-  if (rank == root) memcpy(buf, want, n);
-  else memset(buf, 0xEE, n);
+  if (rank == root)
+    memcpy(buf, want, n);
+  else
+    memset(buf, 0xEE, n);
   memset(buf + n, 0xEE, 8);
   char ctx[128];
   snprintf(ctx, sizeof ctx, "%s bcast es=%zu count=%d root=%d nb=%d", cname, es, count, root, nb);
   MPI_Request req;
-  if (nb) { MPI_Ibcast(buf, count, t, root, comm, &req); complete(&req); }
-  else MPI_Bcast(buf, count, t, root, comm);
+  if (nb) {
+    MPI_Ibcast(buf, count, t, root, comm, &req);
+    complete(&req);
+  } else
+    MPI_Bcast(buf, count, t, root, comm);
   check(buf, want, n, "result", ctx);
   check_sentinel(buf + n, 8, "write past the buffer", ctx);
   free(buf);
@@ -352,8 +420,10 @@ static void test_block(MPI_Comm comm, const char* cname, int coll, MPI_Datatype 
           for (size_t j = 0; j < blk; ++j) want[blk * (size_t)r + j] = bval(r, root, j);
         check_len = all;
       }
-      if (nb) MPI_Igather(sb, count, t, rb, count, t, root, comm, &req);
-      else MPI_Gather(sb, count, t, rb, count, t, root, comm);
+      if (nb)
+        MPI_Igather(sb, count, t, rb, count, t, root, comm, &req);
+      else
+        MPI_Gather(sb, count, t, rb, count, t, root, comm);
       break;
     case B_SCATTER:
       if (rank == root)
@@ -366,8 +436,10 @@ static void test_block(MPI_Comm comm, const char* cname, int coll, MPI_Datatype 
         memcpy(want, sbuf, all);
         check_len = all;
       }
-      if (nb) MPI_Iscatter(sb, count, t, rb, count, t, root, comm, &req);
-      else MPI_Scatter(sb, count, t, rb, count, t, root, comm);
+      if (nb)
+        MPI_Iscatter(sb, count, t, rb, count, t, root, comm, &req);
+      else
+        MPI_Scatter(sb, count, t, rb, count, t, root, comm);
       break;
     case B_ALLGATHER:
       for (size_t j = 0; j < blk; ++j) sbuf[j] = bval(rank, 0, j);
@@ -378,8 +450,10 @@ static void test_block(MPI_Comm comm, const char* cname, int coll, MPI_Datatype 
       for (int r = 0; r < p; ++r)
         for (size_t j = 0; j < blk; ++j) want[blk * (size_t)r + j] = bval(r, 0, j);
       check_len = all;
-      if (nb) MPI_Iallgather(sb, count, t, rb, count, t, comm, &req);
-      else MPI_Allgather(sb, count, t, rb, count, t, comm);
+      if (nb)
+        MPI_Iallgather(sb, count, t, rb, count, t, comm, &req);
+      else
+        MPI_Allgather(sb, count, t, rb, count, t, comm);
       break;
     default:
       for (int r = 0; r < p; ++r)
@@ -391,14 +465,17 @@ static void test_block(MPI_Comm comm, const char* cname, int coll, MPI_Datatype 
         memcpy(rbuf, sbuf, all);
         sb = MPI_IN_PLACE;
       }
-      if (nb) MPI_Ialltoall(sb, count, t, rb, count, t, comm, &req);
-      else MPI_Alltoall(sb, count, t, rb, count, t, comm);
+      if (nb)
+        MPI_Ialltoall(sb, count, t, rb, count, t, comm, &req);
+      else
+        MPI_Alltoall(sb, count, t, rb, count, t, comm);
       break;
   }
   if (nb) complete(&req);
   const unsigned char* res = (coll == B_SCATTER && rb == MPI_IN_PLACE) ? sbuf : rbuf;
   check(res + check_off, want, check_len, "result", ctx);
-  if (res == rbuf) check_sentinel(rbuf + check_len, all + 8 - check_len, "write past the result", ctx);
+  if (res == rbuf)
+    check_sentinel(rbuf + check_len, all + 8 - check_len, "write past the result", ctx);
   free(sbuf);
   free(rbuf);
   free(want);
@@ -413,7 +490,7 @@ static void test_allgatherv(MPI_Comm comm, const char* cname, int inplace, int n
   int total = 0;
   for (int r = 0; r < p; ++r) {
     counts[r] = (r * 3 + 1) % 5; /* includes 0 */
-    displs[r] = total + 2;      /* gaps of 2 doubles stay untouched */
+    displs[r] = total + 2;       /* gaps of 2 doubles stay untouched */
     total += counts[r] + 2;
   }
   double* rbuf = malloc(sizeof(double) * (size_t)(total + 1));
@@ -479,7 +556,13 @@ static void test_alltoallv(MPI_Comm comm, const char* cname, int nb) {
     MPI_Alltoallv(sbuf, sc, sd, MPI_INT, rbuf, rc, rd, MPI_INT, comm);
   }
   check(rbuf, want, sizeof(int) * (size_t)(rtot + 1), "result and gaps", ctx);
-  free(sc); free(sd); free(rc); free(rd); free(sbuf); free(rbuf); free(want);
+  free(sc);
+  free(sd);
+  free(rc);
+  free(rd);
+  free(sbuf);
+  free(rbuf);
+  free(want);
 }
 
 /* ---- calls that must go to PMPI, and a mix of outstanding requests ------------------------ */
@@ -499,7 +582,10 @@ static void test_fallbacks(MPI_Comm comm, const char* cname) {
   MPI_Type_contiguous(3, MPI_INT, &pair);
   MPI_Type_commit(&pair);
   int buf[6], want[6];
-  for (int k = 0; k < 6; ++k) { want[k] = 40 + k; buf[k] = rank == 0 ? want[k] : -1; }
+  for (int k = 0; k < 6; ++k) {
+    want[k] = 40 + k;
+    buf[k] = rank == 0 ? want[k] : -1;
+  }
   snprintf(ctx, sizeof ctx, "%s bcast derived type", cname);
   MPI_Bcast(buf, 2, pair, 0, comm);
   check(buf, want, sizeof buf, "result", ctx);
@@ -576,7 +662,10 @@ static void test_progress(MPI_Comm comm, const char* cname) {
     }
   }
   for (int k = 0; k < n; ++k)
-    if (big[k] != (k ^ 0x5a5a)) { fail("ibcast result", ctx); break; }
+    if (big[k] != (k ^ 0x5a5a)) {
+      fail("ibcast result", ctx);
+      break;
+    }
   digest(big, 64);
   free(big);
 }
@@ -598,7 +687,8 @@ static void suite(MPI_Comm comm, const char* cname) {
         const int o = d->kind == K_BYTE ? O_BXOR : (ci == 1 ? O_MAX : O_SUM);
         for (int ip = 0; ip < 2; ++ip) {
           test_reduction(comm, cname, R_REDUCE, d, o, n, (int)(n % (size_t)p), ip, nb);
-          test_reduction(comm, cname, R_REDUCE, d, op_valid(O_MIN, d) ? O_MIN : o, n, p - 1, ip, nb);
+          test_reduction(comm, cname, R_REDUCE, d, op_valid(O_MIN, d) ? O_MIN : o, n, p - 1, ip,
+                         nb);
           test_reduction(comm, cname, R_SCAN, d, o, n, 0, ip, nb);
           test_reduction(comm, cname, R_EXSCAN, d, o, n, 0, ip, nb);
           test_reduction(comm, cname, R_RSB, d, o, n, 0, ip, nb);
@@ -646,10 +736,10 @@ int main(int argc, char** argv) {
   if (init != NULL && strcmp(init, "plain") == 0)
     MPI_Init(&argc, &argv);
   else
-    MPI_Init_thread(&argc, &argv,
-                    init != NULL && strcmp(init, "multiple") == 0 ? MPI_THREAD_MULTIPLE
-                                                                  : MPI_THREAD_SERIALIZED,
-                    &provided);
+    MPI_Init_thread(
+        &argc, &argv,
+        init != NULL && strcmp(init, "multiple") == 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED,
+        &provided);
   int rank, p;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);

@@ -27,7 +27,9 @@ bool g_allow_unsupported = false;
 int g_failures = 0;
 int g_unsupported = 0;
 
-double value(int rank, std::size_t i) { return static_cast<double>((rank * 7 + static_cast<int>(i % 1000) * 3) % 11 + 1); }
+double value(int rank, std::size_t i) {
+  return static_cast<double>((rank * 7 + static_cast<int>(i % 1000) * 3) % 11 + 1);
+}
 
 /// Checks an fc_* return code; exits 3 on a peer failure / timeout (the dead-peer test).
 bool ok(int rc, const char* what) {
@@ -91,7 +93,8 @@ void run_all(fc_comm_t comm, const std::vector<std::size_t>& counts) {
       }
       fc_request_t req = nullptr;
       std::vector<double> nb(n, -1);
-      if (ok(fc_iallreduce(mine.data(), nb.data(), n, FC_DOUBLE, FC_SUM, comm, &req), "iallreduce") &&
+      if (ok(fc_iallreduce(mine.data(), nb.data(), n, FC_DOUBLE, FC_SUM, comm, &req),
+             "iallreduce") &&
           ok(fc_wait(&req), "iallreduce wait"))
         for (std::size_t i = 0; i < n; ++i) expect(nb[i] == sum_over(0, p, i), "iallreduce", n, i);
     }
@@ -108,7 +111,8 @@ void run_all(fc_comm_t comm, const std::vector<std::size_t>& counts) {
     // gather / scatter at root 0, allgather
     {
       std::vector<double> all(n * up, -1);
-      if (ok(fc_gather(mine.data(), n, FC_DOUBLE, all.data(), n, FC_DOUBLE, 0, comm), "gather") && me == 0)
+      if (ok(fc_gather(mine.data(), n, FC_DOUBLE, all.data(), n, FC_DOUBLE, 0, comm), "gather") &&
+          me == 0)
         for (std::size_t r = 0; r < up; ++r)
           for (std::size_t i = 0; i < n; ++i)
             expect(all[r * n + i] == value(static_cast<int>(r), i), "gather", n, r * n + i);
@@ -135,7 +139,8 @@ void run_all(fc_comm_t comm, const std::vector<std::size_t>& counts) {
       }
       std::vector<double> out(total, -1);
       if (ok(fc_allgatherv(mine.data(), cnt[static_cast<std::size_t>(me)], FC_DOUBLE, out.data(),
-                           cnt.data(), disp.data(), FC_DOUBLE, comm), "allgatherv"))
+                           cnt.data(), disp.data(), FC_DOUBLE, comm),
+             "allgatherv"))
         for (std::size_t r = 0; r < up; ++r)
           for (std::size_t i = 0; i < cnt[r]; ++i)
             expect(out[disp[r] + i] == value(static_cast<int>(r), i), "allgatherv", n, disp[r] + i);
@@ -144,11 +149,13 @@ void run_all(fc_comm_t comm, const std::vector<std::size_t>& counts) {
     {
       std::vector<double> src(n * up), dst(n * up, -1);
       for (std::size_t j = 0; j < up; ++j)
-        for (std::size_t i = 0; i < n; ++i) src[j * n + i] = value(me, j * n + i) + static_cast<double>(j);
+        for (std::size_t i = 0; i < n; ++i)
+          src[j * n + i] = value(me, j * n + i) + static_cast<double>(j);
       if (ok(fc_alltoall(src.data(), n, FC_DOUBLE, dst.data(), n, FC_DOUBLE, comm), "alltoall"))
         for (std::size_t r = 0; r < up; ++r)
           for (std::size_t i = 0; i < n; ++i)
-            expect(dst[r * n + i] == value(static_cast<int>(r), static_cast<std::size_t>(me) * n + i) + me,
+            expect(dst[r * n + i] ==
+                       value(static_cast<int>(r), static_cast<std::size_t>(me) * n + i) + me,
                    "alltoall", n, r * n + i);
       // v: rank r sends (r + j) % 2 ? n : n / 3 elements to j
       auto c = [&](std::size_t r, std::size_t j) { return (r + j) % 2 ? n : n / 3; };
@@ -164,20 +171,25 @@ void run_all(fc_comm_t comm, const std::vector<std::size_t>& counts) {
       }
       std::vector<double> vs(so), vr(ro, -1);
       for (std::size_t j = 0; j < up; ++j)
-        for (std::size_t i = 0; i < sc[j]; ++i) vs[sd[j] + i] = value(me, i) + 1000.0 * static_cast<double>(j);
-      if (ok(fc_alltoallv(vs.data(), sc.data(), sd.data(), FC_DOUBLE, vr.data(), rc.data(), rd.data(),
-                          FC_DOUBLE, comm), "alltoallv"))
+        for (std::size_t i = 0; i < sc[j]; ++i)
+          vs[sd[j] + i] = value(me, i) + 1000.0 * static_cast<double>(j);
+      if (ok(fc_alltoallv(vs.data(), sc.data(), sd.data(), FC_DOUBLE, vr.data(), rc.data(),
+                          rd.data(), FC_DOUBLE, comm),
+             "alltoallv"))
         for (std::size_t r = 0; r < up; ++r)
           for (std::size_t i = 0; i < rc[r]; ++i)
-            expect(vr[rd[r] + i] == value(static_cast<int>(r), i) + 1000.0 * me, "alltoallv", n, rd[r] + i);
+            expect(vr[rd[r] + i] == value(static_cast<int>(r), i) + 1000.0 * me, "alltoallv", n,
+                   rd[r] + i);
     }
     // reduce_scatter_block: block j of rank r is value(r, j * n + i)
     {
       std::vector<double> src(n * up), out(n, -1);
       for (std::size_t k = 0; k < n * up; ++k) src[k] = value(me, k);
-      if (ok(fc_reduce_scatter_block(src.data(), out.data(), n, FC_DOUBLE, FC_SUM, comm), "reduce_scatter_block"))
+      if (ok(fc_reduce_scatter_block(src.data(), out.data(), n, FC_DOUBLE, FC_SUM, comm),
+             "reduce_scatter_block"))
         for (std::size_t i = 0; i < n; ++i)
-          expect(out[i] == sum_over(0, p, static_cast<std::size_t>(me) * n + i), "reduce_scatter_block", n, i);
+          expect(out[i] == sum_over(0, p, static_cast<std::size_t>(me) * n + i),
+                 "reduce_scatter_block", n, i);
     }
   }
 }
@@ -188,12 +200,18 @@ int main(int argc, char** argv) {
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--die-rank" && i + 1 < argc) g_die_rank = std::atoi(argv[++i]);
-    else if (a == "--die-at" && i + 1 < argc) g_die_at = std::atoi(argv[++i]);
-    else if (a == "--allow-unsupported") g_allow_unsupported = true;
-    else if (a == "--quick") quick = true;
+    if (a == "--die-rank" && i + 1 < argc)
+      g_die_rank = std::atoi(argv[++i]);
+    else if (a == "--die-at" && i + 1 < argc)
+      g_die_at = std::atoi(argv[++i]);
+    else if (a == "--allow-unsupported")
+      g_allow_unsupported = true;
+    else if (a == "--quick")
+      quick = true;
     else {
-      std::fprintf(stderr, "usage: mp_collectives [--die-rank R --die-at K] [--allow-unsupported] [--quick]\n");
+      std::fprintf(
+          stderr,
+          "usage: mp_collectives [--die-rank R --die-at K] [--allow-unsupported] [--quick]\n");
       return 2;
     }
   }
@@ -230,10 +248,13 @@ int main(int argc, char** argv) {
 #ifdef FABCOLL_MP_FROM_MPI
   MPI_Finalize();
 #endif
-  if (rc != FC_SUCCESS) std::fprintf(stderr, "rank %d: fc_finalize: %s\n", g_rank, fc_last_error_message());
+  if (rc != FC_SUCCESS)
+    std::fprintf(stderr, "rank %d: fc_finalize: %s\n", g_rank, fc_last_error_message());
   if (g_failures == 0) {
     std::printf("mp_collectives: rank %d of %d ok%s\n", g_rank, g_size,
-                g_unsupported ? (" (" + std::to_string(g_unsupported) + " calls unsupported)").c_str() : "");
+                g_unsupported
+                    ? (" (" + std::to_string(g_unsupported) + " calls unsupported)").c_str()
+                    : "");
   }
   return g_failures == 0 && rc == FC_SUCCESS ? 0 : 1;
 }

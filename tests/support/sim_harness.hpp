@@ -41,7 +41,9 @@ inline std::vector<std::size_t> uneven_counts(int p, std::size_t base, std::uint
   std::vector<std::size_t> v(static_cast<std::size_t>(p));
   for (int i = 0; i < p; ++i)
     v[static_cast<std::size_t>(i)] =
-        ((static_cast<std::uint32_t>(i) * 2654435761u + salt) % 5u == 0) ? 0 : (base + static_cast<std::size_t>(i) % 3);
+        ((static_cast<std::uint32_t>(i) * 2654435761u + salt) % 5u == 0)
+            ? 0
+            : (base + static_cast<std::size_t>(i) % 3);
   return v;
 }
 
@@ -70,7 +72,9 @@ inline ::testing::AssertionResult check_case(const Case& c) {
   }
   // alltoallv: rank i sends cnt(i, j) elements to j.
   auto cnt = [&](int i, int j) -> std::size_t {
-    return ((static_cast<std::uint32_t>(i * 31 + j * 17)) % 4u == 0) ? 0 : c.count + static_cast<std::size_t>((i + j) % 3);
+    return ((static_cast<std::uint32_t>(i * 31 + j * 17)) % 4u == 0)
+               ? 0
+               : c.count + static_cast<std::size_t>((i + j) % 3);
   };
   for (int r = 0; r < p; ++r) {
     const auto ur = static_cast<std::size_t>(r);
@@ -154,10 +158,12 @@ inline ::testing::AssertionResult check_case(const Case& c) {
       case Collective::allgatherv: {
         const std::size_t extent = vdispls.empty() ? 0 : (vdispls.back() + vcounts.back() + 1) * es;
         out[ur].assign(extent, kPoison);
-        if (!in[ur].empty()) std::memcpy(out[ur].data() + vdispls[ur] * es, in[ur].data(), in[ur].size());
+        if (!in[ur].empty())
+          std::memcpy(out[ur].data() + vdispls[ur] * es, in[ur].data(), in[ur].size());
         expect[ur].assign(extent, kPoison);
         for (std::size_t j = 0; j < np; ++j)
-          if (!in[j].empty()) std::memcpy(expect[ur].data() + vdispls[j] * es, in[j].data(), in[j].size());
+          if (!in[j].empty())
+            std::memcpy(expect[ur].data() + vdispls[j] * es, in[j].data(), in[j].size());
         break;
       }
       case Collective::alltoall:
@@ -227,10 +233,11 @@ inline ::testing::AssertionResult check_case(const Case& c) {
     if (coll == Collective::reduce && static_cast<int>(r) != c.root) continue;
     if (out[r] != expect[r]) {
       std::size_t first = 0;
-      while (first < out[r].size() && first < expect[r].size() && out[r][first] == expect[r][first]) ++first;
-      return ::testing::AssertionFailure()
-             << describe(c) << ": rank " << r << " output differs from the serial reference at byte "
-             << first << " (of " << expect[r].size() << ")";
+      while (first < out[r].size() && first < expect[r].size() && out[r][first] == expect[r][first])
+        ++first;
+      return ::testing::AssertionFailure() << describe(c) << ": rank " << r
+                                           << " output differs from the serial reference at byte "
+                                           << first << " (of " << expect[r].size() << ")";
     }
   }
   return ::testing::AssertionSuccess();
@@ -242,7 +249,8 @@ inline sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, c
   sim::World world(p, m, phantom);
   const auto np = static_cast<std::size_t>(p);
   const std::size_t count = bytes / 8;
-  const bool big = alg.coll == Collective::alltoall || alg.coll == Collective::reduce_scatter_block ||
+  const bool big = alg.coll == Collective::alltoall ||
+                   alg.coll == Collective::reduce_scatter_block ||
                    alg.coll == Collective::scatter || alg.coll == Collective::gather ||
                    alg.coll == Collective::allgather || alg.coll == Collective::alltoallv;
   // alltoallv: uniform blocks of `count` elements, the alltoall layout.

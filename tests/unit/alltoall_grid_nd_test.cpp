@@ -89,8 +89,8 @@ TEST(AlltoallGridNd, GridNdMatchesExercise13_11) {
         EXPECT_EQ(st.bytes_sent[static_cast<std::size_t>(r)], bytes) << p << " rank " << r;
       }
       EXPECT_EQ(st.rounds, static_cast<int>(msgs)) << p;
-      const double bound = kModel.alpha * sum_k +
-                           kModel.beta * static_cast<double>(dims.size()) * n * p;
+      const double bound =
+          kModel.alpha * sum_k + kModel.beta * static_cast<double>(dims.size()) * n * p;
       EXPECT_LE(st.finish_time, bound) << p;
     }
     // The registered algorithm (its own grid) matches its cost formula.

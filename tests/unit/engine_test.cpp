@@ -166,11 +166,13 @@ TEST(Selector, PlanCacheFollowsOverrides) {
   std::vector<std::vector<double>> bufs(8, std::vector<double>(64, 1.0));
   std::vector<CollArgs> args(8);
   auto run_once = [&] {
-    return world.run([&](Comm& c) {
-      CollArgs& a = args[static_cast<std::size_t>(c.rank())];
-      a = allreduce_args(bufs[static_cast<std::size_t>(c.rank())].data(), 64);
-      return run_collective(c, a);
-    }).total_messages;
+    return world
+        .run([&](Comm& c) {
+          CollArgs& a = args[static_cast<std::size_t>(c.rank())];
+          a = allreduce_args(bufs[static_cast<std::size_t>(c.rank())].data(), 64);
+          return run_collective(c, a);
+        })
+        .total_messages;
   };
   setenv("FABCOLL_ALLREDUCE_ALGORITHM", "ring", 1);
   const auto ring = run_once();

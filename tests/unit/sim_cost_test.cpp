@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 
 #include "algorithms/algorithms.hpp"
 #include "patterns/binomial_tree.hpp"
@@ -21,7 +21,8 @@ TEST(SimCost, BcastBinomialMatchesTheorem13_1) {
   for (int p = 1; p <= 70; ++p) {
     for (const std::size_t bytes : {8u, 800u, 8000u}) {
       for (const int root : {0, p - 1, p / 3}) {
-        const sim::Stats st = run_for_cost(algorithms::kBcastBinomial, p, bytes, kModel, false, root);
+        const sim::Stats st =
+            run_for_cost(algorithms::kBcastBinomial, p, bytes, kModel, false, root);
         const double expect = ceil_log2(p) * (kModel.alpha + kModel.beta * double(bytes));
         EXPECT_EQ(st.finish_time, expect) << "p=" << p << " n=" << bytes << " root=" << root;
         EXPECT_EQ(st.rounds, ceil_log2(p));
@@ -44,7 +45,8 @@ TEST(SimCost, AllreduceRecursiveDoublingMatchesLawn29Version2) {
   }
   // Non-powers of two: the fold costs one extra exchange each way and one combine.
   for (const int p : {3, 5, 6, 7, 13, 100}) {
-    const sim::Stats st = run_for_cost(algorithms::kAllreduceRecursiveDoubling, p, 800, kModel, false);
+    const sim::Stats st =
+        run_for_cost(algorithms::kAllreduceRecursiveDoubling, p, 800, kModel, false);
     CostQuery q;
     q.n = 800;
     q.p = p;
@@ -64,8 +66,7 @@ TEST(SimCost, RegistryFormulaAgreesWithTheSimForEveryExactAlgorithm) {
       q.p = p;
       q.m = kModel;
       q.k = alg->optimal_k ? std::max(1.0, std::round(alg->optimal_k(q))) : 0;
-      EXPECT_LE(st.finish_time, alg->cost(q) * (1 + 1e-12))
-          << alg->name << " p=" << p;
+      EXPECT_LE(st.finish_time, alg->cost(q) * (1 + 1e-12)) << alg->name << " p=" << p;
     }
   }
 }
@@ -99,7 +100,8 @@ void run_at_scale(bool slow_ones) {
     const int p = q && !slow_ones ? 1024 : 4096;
     const auto t0 = std::chrono::steady_clock::now();
     const sim::Stats st = run_for_cost(*alg, p, 1024, kModel, true);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_GT(st.finish_time, 0.0) << alg->name;
     std::printf("  %-22s %-24s p=%-5d messages=%-10llu %.2f s\n", collective_name(alg->coll),
                 std::string(alg->name).c_str(), p,

@@ -29,9 +29,9 @@ std::vector<double> log_sizes(double lo, double hi, int per_octave) {
 }
 
 /// t = α + βn with multiplicative noise (1 + ε), ε ~ N(0, sigma): timing noise is relative.
-std::vector<Point> synthetic(double alpha, double beta, double sigma, unsigned seed,
-                             double lo = 8, double hi = 1 << 22, double brk = 0,
-                             double alpha2 = 0, double beta2 = 0) {
+std::vector<Point> synthetic(double alpha, double beta, double sigma, unsigned seed, double lo = 8,
+                             double hi = 1 << 22, double brk = 0, double alpha2 = 0,
+                             double beta2 = 0) {
   std::mt19937 gen(seed);
   std::normal_distribution<double> eps(0, sigma);
   std::vector<Point> pts;
@@ -127,10 +127,10 @@ const std::vector<Collective> kColls = {Collective::bcast,     Collective::reduc
                                         Collective::scan,      Collective::gather};
 
 const std::vector<CostModel> kModels = {
-    CostModel{},                          // built-in defaults
-    CostModel{1e-6, 1e-10, 5e-11},        // shm-like: small α
-    CostModel{5e-5, 1e-9, 1e-10},         // slow network: large α
-    CostModel{2e-6, 4e-10, 0},            // no combine cost
+    CostModel{},                    // built-in defaults
+    CostModel{1e-6, 1e-10, 5e-11},  // shm-like: small α
+    CostModel{5e-5, 1e-9, 1e-10},   // slow network: large α
+    CostModel{2e-6, 4e-10, 0},      // no combine cost
 };
 
 TEST(Crossover, TableCoversRangeAndAlternates) {
@@ -196,8 +196,8 @@ TEST(Crossover, AgreesWithRunTimeSelector) {
     for (const CostModel& m : kModels) {
       sim::World world(p, m);
       const Comm& comm = world.comm(0);
-      for (Collective c : {Collective::bcast, Collective::allreduce, Collective::reduce,
-                           Collective::allgather}) {
+      for (Collective c :
+           {Collective::bcast, Collective::allreduce, Collective::reduce, Collective::allgather}) {
         const auto t = crossover_table(c, p, m, {.n_min = 1, .n_max = 1 << 22});
         for (double n : log_sizes(1, (1 << 22) - 1, 8)) {
           CollArgs args;
@@ -207,9 +207,9 @@ TEST(Crossover, AgreesWithRunTimeSelector) {
           args.op = ReduceOp(FC_SUM, FC_UINT8);
           const Algorithm& sel = select_algorithm(comm, args);
           if (&sel != table_lookup(t, n)) {  // only a tie up to rounding may differ
-            EXPECT_NEAR(predicted_cost(comm, sel, args) /
-                            predicted_cost(comm, *table_lookup(t, n), args),
-                        1.0, kTieTolerance)
+            EXPECT_NEAR(
+                predicted_cost(comm, sel, args) / predicted_cost(comm, *table_lookup(t, n), args),
+                1.0, kTieTolerance)
                 << collective_name(c) << " p=" << p << " n=" << n;
           }
           EXPECT_NEAR(predicted_cost(comm, *table_lookup(t, n), args),
@@ -248,7 +248,8 @@ TuningFile sample() {
   f.links = {shm, ofi};
   f.gammas = {{"sum", "float64", 7e-11}, {"max", "int32", 5e-11}};
   f.k_rules = {{"bcast", "pipelined_binary_tree", 4, "shm", {{65536, 4}, {1 << 20, 16}}}};
-  f.crossovers = {{"bcast", 4, "shm", {{"binomial", 1, 8192}, {"scatter_allgather", 8192, 1 << 30}}}};
+  f.crossovers = {
+      {"bcast", 4, "shm", {{"binomial", 1, 8192}, {"scatter_allgather", 8192, 1 << 30}}}};
   f.validation_json = R"({"median_rel_error":0.1})";
   return f;
 }
@@ -287,8 +288,8 @@ TEST(TuningFile, ModelFor) {
   EXPECT_EQ(shm.alpha, 1.5e-6);
   EXPECT_EQ(shm.gamma, 7e-11);  // measured (sum, float64) wins over the link's own γ
   EXPECT_EQ(model_for(f, "ofi/sockets").alpha, 2e-5);
-  EXPECT_EQ(model_for(f, "ofi").alpha, 2e-5);            // prefix match
-  EXPECT_EQ(model_for(f, "ofi/tcp;ofi_rxm").beta, 8e-10);  // same family
+  EXPECT_EQ(model_for(f, "ofi").alpha, 2e-5);                   // prefix match
+  EXPECT_EQ(model_for(f, "ofi/tcp;ofi_rxm").beta, 8e-10);       // same family
   EXPECT_EQ(model_for(f, "ofi/sockets", 1 << 20).alpha, 6e-5);  // above the break
   EXPECT_EQ(model_for(f, "inproc").alpha, CostModel{}.alpha);   // unknown: defaults
   EXPECT_EQ(*gamma_for(f, "max", "int32"), 5e-11);
@@ -307,7 +308,8 @@ TEST(TuningFile, RejectsWrongSchemaAndGarbage) {
   text.replace(pos, 19, "\"schema_version\": 99");
   EXPECT_FALSE(parse_tuning(text, err));
   EXPECT_NE(err.find("99"), std::string::npos);
-  EXPECT_FALSE(parse_tuning(R"({"format":"fabcoll-tuning","schema_version":1,"machine":{"hostname":3}})", err));
+  EXPECT_FALSE(parse_tuning(
+      R"({"format":"fabcoll-tuning","schema_version":1,"machine":{"hostname":3}})", err));
   EXPECT_NE(err.find("malformed"), std::string::npos);
   EXPECT_FALSE(parse_tuning(R"({"format":"fabcoll-tuning","schema_version":1})", err));
 }

@@ -40,12 +40,11 @@ TEST(TwoTreeAllreduce, AllreduceTwoTreeWithinBound) {
           const TwoTree trees{p - base};
           const std::vector<std::uint8_t> color = trees.edge_colors();
           std::array<int, 2> tree_of{};
-          for (int t = 0; t < 2; ++t)
-            tree_of[color[std::size_t(2 * trees.root(t) + t)]] = t;
+          for (int t = 0; t < 2; ++t) tree_of[color[std::size_t(2 * trees.root(t) + t)]] = t;
           std::uint64_t local = 0;  // packets whose tree root is rank 0 itself
           for (std::size_t i = 0; i < k; ++i) local += trees.root(tree_of[i % 2]) + base == 0;
-          EXPECT_EQ(st.total_messages, std::uint64_t(p - base) * kk - local +
-                                           std::uint64_t(p - 1) * kk)
+          EXPECT_EQ(st.total_messages,
+                    std::uint64_t(p - base) * kk - local + std::uint64_t(p - 1) * kk)
               << "p=" << p << " k=" << k;
         }
       }

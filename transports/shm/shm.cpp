@@ -47,7 +47,7 @@ struct alignas(64) Header {
 };
 struct alignas(64) RankInfo {
   std::atomic<std::int32_t> pid;
-  std::atomic<std::uint32_t> cma_ok;   // this rank can read other ranks' memory with CMA
+  std::atomic<std::uint32_t> cma_ok;      // this rank can read other ranks' memory with CMA
   std::atomic<std::uint64_t> probe_addr;  // address of a word with kProbeValue in its process
 };
 static_assert(sizeof(Header) == 64 && sizeof(RankInfo) == 64);
@@ -161,14 +161,15 @@ Endpoint::Endpoint(Store& store, int world_rank, std::vector<int> local_ranks,
     iovec local{&value, sizeof value};
     iovec remote{reinterpret_cast<void*>(pi->probe_addr.load(std::memory_order_acquire)),
                  sizeof value};
-    const ssize_t got = ::process_vm_readv(pi->pid.load(std::memory_order_acquire), &local, 1,
-                                           &remote, 1, 0);
+    const ssize_t got =
+        ::process_vm_readv(pi->pid.load(std::memory_order_acquire), &local, 1, &remote, 1, 0);
     cma = got == static_cast<ssize_t>(sizeof value) && value == kProbeValue;
   }
   mine->cma_ok.store(cma ? 1 : 0, std::memory_order_release);
   // Everyone's CMA verdict is published before the first message.
   store.put(node_key + "/cma/" + std::to_string(li_), cma ? "1" : "0");
-  for (std::size_t i = 0; i < n; ++i) (void)store.get(node_key + "/cma/" + std::to_string(i), timeout_s);
+  for (std::size_t i = 0; i < n; ++i)
+    (void)store.get(node_key + "/cma/" + std::to_string(i), timeout_s);
 }
 
 Endpoint::~Endpoint() {
@@ -215,8 +216,8 @@ bool Endpoint::write_frame(int li, std::uint32_t kind, std::uint64_t tag, std::u
 void Endpoint::post_send(PostedOp* op) {
   const int li = local_index(op->peer);
   if (li < 0) {
-    op->fail(Errc::invalid_argument, "shm: world rank " + std::to_string(op->peer) +
-                                         " is not on this node");
+    op->fail(Errc::invalid_argument,
+             "shm: world rank " + std::to_string(op->peer) + " is not on this node");
     return;
   }
   sends_[static_cast<std::size_t>(li)].queue.push_back(op);
@@ -240,8 +241,8 @@ bool Endpoint::pump(int li) {
   while (s.zero_fill > 0) {
     static const std::byte kZeros[kMaxFragment] = {};
     const auto len = static_cast<std::uint32_t>(std::min<std::uint64_t>(s.zero_fill, kMaxFragment));
-    if (!write_frame(li, kData, s.zero_fill_tag, s.zero_fill_total,
-                     s.zero_fill_total - s.zero_fill, kZeros, len))
+    if (!write_frame(li, kData, s.zero_fill_tag, s.zero_fill_total, s.zero_fill_total - s.zero_fill,
+                     kZeros, len))
       return any;
     s.zero_fill -= len;
     any = true;
@@ -361,9 +362,8 @@ int Endpoint::cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t s
 void Endpoint::on_rts(int li, std::uint64_t tag, std::uint64_t size, std::uint64_t addr,
                       std::uint64_t send_id) {
   const int src = local_[static_cast<std::size_t>(li)];
-  const auto it = std::find_if(posted_.begin(), posted_.end(), [&](const PostedOp* r) {
-    return r->peer == src && r->tag == tag;
-  });
+  const auto it = std::find_if(posted_.begin(), posted_.end(),
+                               [&](const PostedOp* r) { return r->peer == src && r->tag == tag; });
   if (it == posted_.end()) {
     auto u = std::make_unique<Unexpected>();
     u->src = src;
@@ -426,15 +426,20 @@ bool Endpoint::consume(int li) {
     }
     const std::byte* payload = ring->data + pos + sizeof f;
     switch (f.kind) {
-      case kData: on_data(li, f.tag, f.total, f.offset, payload, f.len); break;
+      case kData:
+        on_data(li, f.tag, f.total, f.offset, payload, f.len);
+        break;
       case kRts: {
         std::uint64_t id = 0;
         std::memcpy(&id, payload, sizeof id);
         on_rts(li, f.tag, f.total, f.offset, id);
         break;
       }
-      case kFin: on_fin(f.tag, static_cast<std::uint32_t>(f.total)); break;
-      default: break;
+      case kFin:
+        on_fin(f.tag, static_cast<std::uint32_t>(f.total));
+        break;
+      default:
+        break;
     }
     // Only now is the frame's memory handed back to the producer.
     tail += round_up(kFrameAlign + f.len, kFrameAlign);
@@ -519,14 +524,15 @@ void Endpoint::check_peers_alive() {
   }
   for (std::size_t li = 0; li < sends_.size(); ++li)
     if (!sends_[li].queue.empty()) involved[li] = true;
-  for (const auto& [id, op] : awaiting_fin_) involved[static_cast<std::size_t>(local_index(op->peer))] = true;
+  for (const auto& [id, op] : awaiting_fin_)
+    involved[static_cast<std::size_t>(local_index(op->peer))] = true;
   for (std::size_t li = 0; li < local_.size(); ++li) {
     if (!involved[li] || static_cast<int>(li) == li_) continue;
     const pid_t pid = info_of(base_, static_cast<int>(li))->pid.load(std::memory_order_acquire);
     if (::kill(pid, 0) == 0 || errno != ESRCH) continue;
     const int w = local_[li];
-    const std::string msg = "shm: world rank " + std::to_string(w) + " (pid " +
-                            std::to_string(pid) + ") died";
+    const std::string msg =
+        "shm: world rank " + std::to_string(w) + " (pid " + std::to_string(pid) + ") died";
     std::vector<PostedOp*> failed;
     for (auto it = posted_.begin(); it != posted_.end();) {
       if ((*it)->peer == w) {

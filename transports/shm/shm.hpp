@@ -27,8 +27,8 @@
 namespace fabcoll::shm {
 
 struct Stats {
-  std::uint64_t bytes_ring = 0;    // payload sent through the rings (staged: copied twice)
-  std::uint64_t bytes_cma = 0;     // payload read single-copy by receivers from our buffers
+  std::uint64_t bytes_ring = 0;  // payload sent through the rings (staged: copied twice)
+  std::uint64_t bytes_cma = 0;   // payload read single-copy by receivers from our buffers
   std::uint64_t messages = 0;
 };
 
@@ -74,18 +74,18 @@ class Endpoint final : public Transport {
     bool truncated = false;
   };
   struct SendState {
-    std::deque<PostedOp*> queue;      // sends to this peer, in order
-    std::uint64_t sent = 0;           // bytes of queue.front() already framed
+    std::deque<PostedOp*> queue;  // sends to this peer, in order
+    std::uint64_t sent = 0;       // bytes of queue.front() already framed
     bool started = false;
-    std::uint64_t zero_fill = 0;      // bytes of a cancelled half-sent message still owed
+    std::uint64_t zero_fill = 0;  // bytes of a cancelled half-sent message still owed
     std::uint64_t zero_fill_total = 0;
     std::uint64_t zero_fill_tag = 0;
-    std::deque<std::uint64_t> fins;   // FIN frames owed to this peer (send ids), status packed
+    std::deque<std::uint64_t> fins;  // FIN frames owed to this peer (send ids), status packed
   };
 
   [[nodiscard]] int local_index(int world_rank) const;
-  bool consume(int li);             // frames from local rank li to us
-  bool pump(int li);                // frames from us to local rank li
+  bool consume(int li);  // frames from local rank li to us
+  bool pump(int li);     // frames from us to local rank li
   bool write_frame(int li, std::uint32_t kind, std::uint64_t tag, std::uint64_t total,
                    std::uint64_t offset, const void* payload, std::uint32_t len);
   void on_data(int li, std::uint64_t tag, std::uint64_t total, std::uint64_t offset,
@@ -98,9 +98,9 @@ class Endpoint final : public Transport {
   int cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size);
   void check_peers_alive();
 
-  int me_;                     // world rank
-  int li_;                     // my local index
-  std::vector<int> local_;     // local index -> world rank
+  int me_;                                 // world rank
+  int li_;                                 // my local index
+  std::vector<int> local_;                 // local index -> world rank
   std::unordered_map<int, int> index_of_;  // world rank -> local index
   std::string name_;
   void* base_ = nullptr;

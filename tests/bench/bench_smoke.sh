@@ -70,7 +70,7 @@ PY
     fi
     ;;
   bad-algorithm)
-    if "$run" -n 2 --timeout 60 -- "$bench" allreduce --algorithm no_such_algorithm -m 4:8 -i 1 -x 0 \
+    if "$run" -n 2 --timeout 60 --grace 5 -- "$bench" allreduce --algorithm no_such_algorithm -m 4:8 -i 1 -x 0 \
         >"$work/out" 2>"$work/err"; then
       fail "an unknown algorithm was accepted"
     fi

@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bootstrap/launcher_store.hpp"
@@ -116,7 +118,11 @@ std::size_t elem_size(fc_datatype_t dt) {
   return s;
 }
 
-void init_context(fc_context_s& ctx, fabcoll::Transport& t, int rank, int size) {
+/// local_ranks: the ranks of the job on this rank's node (decides how a waiting rank spins).
+void init_context(fc_context_s& ctx, fabcoll::Transport& t, int rank, int size, int local_ranks) {
+  fabcoll::refresh_overrides();
+  ctx.progress.set_oversubscribed(static_cast<unsigned>(local_ranks) >
+                                  std::max(1u, std::thread::hardware_concurrency()));
   ctx.transport = &t;
   ctx.progress.add_transport(&t);
   ctx.world.ctx = &ctx;
@@ -165,11 +171,10 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
       }
     }
     o.timeout_s = timeout;
-    // The zero-copy RMA-read rendezvous is opt-in for now: a window of many rendezvous sends
-    // to one peer was seen to hang waiting for FINs (sockets, tcp;ofi_rxm). Without it every
-    // message is a tagged send and the provider moves large ones with its own protocol.
-    const char* rdv = std::getenv("FABCOLL_OFI_RENDEZVOUS");
-    o.rendezvous = rdv != nullptr && std::strcmp(rdv, "1") == 0;
+    // The zero-copy RMA-read rendezvous is on by default above the eager limit;
+    // FABCOLL_OFI_RENDEZVOUS=0 turns it off (every message a tagged send, large ones moved by
+    // the provider's own protocol).
+    o.rendezvous = fabcoll::ofi::rendezvous_from_environment();
     c.ofi = std::make_unique<fabcoll::ofi::Endpoint>(*c.store, o);
   }
   if (mode != "ofi") {
@@ -183,7 +188,10 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
     c.router->set_route(peer, local && c.shm ? static_cast<fabcoll::Transport*>(c.shm.get())
                                              : static_cast<fabcoll::Transport*>(c.ofi.get()));
   }
-  init_context(c, *c.router, rank, size);
+  int local_ranks = 0;
+  for (const std::string& n : nodes.node_of)
+    local_ranks += n == nodes.node_of[static_cast<std::size_t>(rank)] ? 1 : 0;
+  init_context(c, *c.router, rank, size, local_ranks);
   // The cost model: the calibrated one for this machine (fabcoll-calibrate's tuning file), else
   // built-in defaults for the slowest link class in use, with a one-line notice on rank 0.
   const bool fabric = c.ofi && (mode == "ofi" || nodes.nodes > 1);
@@ -409,7 +417,7 @@ int fc_init(fc_context_t* ctx) {
       c->bootstrap = "PMIx";
     } else {
       c->own_fabric = std::make_unique<fabcoll::inproc::Fabric>(1);
-      init_context(*c, c->own_fabric->endpoint(0), 0, 1);
+      init_context(*c, c->own_fabric->endpoint(0), 0, 1, 1);
     }
     *ctx = c.release();
   });
@@ -450,7 +458,8 @@ int fc_init_thread(fc_thread_world_t world, int rank, fc_context_t* ctx) {
       fabcoll::raise(Errc::invalid_argument, "rank " + std::to_string(rank) + " outside 0.." +
                                                  std::to_string(world->fabric.size() - 1));
     auto c = std::make_unique<fc_context_s>();
-    init_context(*c, world->fabric.endpoint(rank), rank, world->fabric.size());
+    init_context(*c, world->fabric.endpoint(rank), rank, world->fabric.size(),
+                 world->fabric.size());
     c->bootstrap = "thread world";
     *ctx = c.release();
   });
@@ -526,6 +535,7 @@ int fc_comm_split(fc_comm_t comm, int color, int key, fc_comm_t* newcomm) {
     fabcoll::Comm& parent = comm_of(comm);
     if (color < 0 && color != FC_UNDEFINED)
       fabcoll::raise(Errc::invalid_argument, "color must be >= 0 or FC_UNDEFINED");
+    fabcoll::refresh_overrides();  // a new communicator sees the environment as it is now
     fabcoll::Task<std::unique_ptr<fabcoll::Comm>> task = fabcoll::comm_split(parent, color, key);
     std::unique_ptr<fabcoll::Comm> result;
     fabcoll::run_blocking(parent, comm->ctx->progress, split_driver(std::move(task), &result));
@@ -758,7 +768,7 @@ int fc_wait(fc_request_t* req) {
   if (req == nullptr) return fail(FC_ERR_INVALID_ARG, "req is null");
   if (*req == nullptr) return FC_SUCCESS;  // like MPI_REQUEST_NULL
   fc_request_s* r = *req;
-  const int rc = guarded([&] { r->req.wait(fabcoll::default_timeout_seconds()); });
+  const int rc = guarded([&] { r->req.wait(r->ctx->progress.timeout_seconds()); });
   --r->ctx->outstanding_requests;
   delete r;
   *req = nullptr;

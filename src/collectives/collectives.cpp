@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <thread>
 
 #include "engine/errors.hpp"
@@ -30,19 +32,33 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-/// FABCOLL_<COLLECTIVE>_ALGORITHM / _PACKET, the names built once.
+/// The FABCOLL_<COLLECTIVE>_ALGORITHM / _PACKET overrides as read by refresh_overrides(): an
+/// immutable snapshot, so that a call costs no getenv (measured: getenv and its string
+/// compares were 8% of an 8-byte all-reduce at p = 2). Snapshots are kept for the life of the
+/// process (one per distinct setting seen), so a plan may name its snapshot by address.
+struct Overrides {
+  std::array<std::array<std::string, 2>, static_cast<std::size_t>(Collective::count_)> value;
+  bool operator==(const Overrides&) const = default;
+};
+
+std::mutex g_overrides_mutex;
+std::vector<std::unique_ptr<const Overrides>> g_overrides_seen;
+std::atomic<const Overrides*> g_overrides{nullptr};
+
+const Overrides& overrides() {
+  const Overrides* o = g_overrides.load(std::memory_order_acquire);
+  if (o == nullptr) {
+    refresh_overrides();
+    o = g_overrides.load(std::memory_order_acquire);
+  }
+  return *o;
+}
+
+/// FABCOLL_<COLLECTIVE>_<what> from the current snapshot; nullptr when unset or empty.
 const char* env_for(Collective c, const char* what) {
-  static const auto kNames = [] {
-    std::array<std::array<std::string, 2>, static_cast<std::size_t>(Collective::count_)> n;
-    for (std::size_t i = 0; i < n.size(); ++i) {
-      const std::string base = "FABCOLL_" + upper(collective_name(static_cast<Collective>(i)));
-      n[i][0] = base + "_ALGORITHM";
-      n[i][1] = base + "_PACKET";
-    }
-    return n;
-  }();
-  const auto& pair = kNames[static_cast<std::size_t>(c)];
-  return std::getenv((std::strcmp(what, "PACKET") == 0 ? pair[1] : pair[0]).c_str());
+  const auto& pair = overrides().value[static_cast<std::size_t>(c)];
+  const std::string& v = std::strcmp(what, "PACKET") == 0 ? pair[1] : pair[0];
+  return v.empty() ? nullptr : v.c_str();
 }
 
 bool is_pow2(int p) { return p > 0 && (p & (p - 1)) == 0; }
@@ -77,6 +93,26 @@ CostQuery query_for(const Comm& comm, const CollArgs& args) {
 }
 
 }  // namespace
+
+void refresh_overrides() {
+  auto fresh = std::make_unique<Overrides>();
+  for (std::size_t i = 0; i < fresh->value.size(); ++i) {
+    const std::string base = "FABCOLL_" + upper(collective_name(static_cast<Collective>(i)));
+    for (std::size_t j = 0; j < 2; ++j) {
+      const char* v = std::getenv((base + (j == 0 ? "_ALGORITHM" : "_PACKET")).c_str());
+      if (v != nullptr) fresh->value[i][j] = v;
+    }
+  }
+  const std::lock_guard lock(g_overrides_mutex);
+  for (const auto& seen : g_overrides_seen) {
+    if (*seen == *fresh) {
+      g_overrides.store(seen.get(), std::memory_order_release);
+      return;
+    }
+  }
+  g_overrides_seen.push_back(std::move(fresh));
+  g_overrides.store(g_overrides_seen.back().get(), std::memory_order_release);
+}
 
 std::size_t packet_count(const Comm& comm, const Algorithm& alg, const CollArgs& args) {
   if (alg.optimal_k == nullptr) return 1;
@@ -149,16 +185,13 @@ const Algorithm& planned(Comm& comm, CollArgs& args) {
     if (alg.optimal_k != nullptr) args.packets = packet_count(comm, alg, args);
     return alg;
   }
-  const char* ov = env_for(args.coll, "ALGORITHM");
-  const char* pk = env_for(args.coll, "PACKET");
   Comm::Plan key;
   key.coll = static_cast<int>(args.coll);
   key.count = args.count;
   key.elem_size = args.elem_size;
   key.commutative = args.op.commutative();
   key.requested_packets = args.packets;
-  key.algorithm_override = ov != nullptr ? ov : "";
-  key.packet_override = pk != nullptr ? pk : "";
+  key.overrides = &overrides();
   if (const Comm::Plan* hit = comm.find_plan(key)) {
     args.packets = hit->packets;
     return *static_cast<const Algorithm*>(hit->algorithm);
@@ -460,32 +493,44 @@ bool CollRequest::test() {
 
 void CollRequest::wait(double timeout_seconds) {
   using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
+  const std::chrono::nanoseconds spin = progress_->spin_before_yield();
+  Clock::time_point start{};       // the first time nothing progressed (clock read lazily:
+  Clock::time_point idle_since{};  // a call that completes without waiting never reads it)
   unsigned idle = 0;
+  bool yielding = false;
   while (!task_.done()) {
     if (progress_->poll()) {
       idle = 0;
+      yielding = false;
       continue;
     }
-    // Spin with pause briefly, then yield the core: ranks may outnumber cores (p = 8 on 2
-    // cores), and a waiting rank must let the rank it waits for run.
-    if (++idle > 64) {
+    if (idle++ == 0) {
+      idle_since = Clock::now();
+      if (start == Clock::time_point{}) start = idle_since;
+    }
+    // Spin with pause while the wait is short, then yield the core: ranks may outnumber
+    // cores (p = 8 on 2 cores), and a waiting rank must let the rank it waits for run. The
+    // clock is read once every 64 idle passes.
+    if ((idle & 63u) == 0) {
+      const Clock::time_point now = Clock::now();
+      yielding = now - idle_since >= spin;
+      if (std::chrono::duration<double>(now - start).count() > timeout_seconds) {
+        std::string peers;
+        for (const int w : comm_->transport().pending_peers())
+          peers += (peers.empty() ? "" : ", ") + std::to_string(w);
+        const std::string msg = "collective did not finish within " +
+                                std::to_string(timeout_seconds) + " s (FABCOLL_TIMEOUT); " +
+                                (peers.empty() ? std::string("no receive was pending")
+                                               : "waiting for world rank(s) " + peers);
+        comm_->mark_broken(msg);
+        task_ = Task<>();  // cancels its transfers
+        raise(Errc::timeout, msg);
+      }
+    }
+    if (yielding) {
       std::this_thread::yield();
     } else {
       cpu_relax();
-    }
-    if ((idle & 255u) == 0 &&
-        std::chrono::duration<double>(Clock::now() - start).count() > timeout_seconds) {
-      std::string peers;
-      for (const int w : comm_->transport().pending_peers())
-        peers += (peers.empty() ? "" : ", ") + std::to_string(w);
-      const std::string msg = "collective did not finish within " +
-                              std::to_string(timeout_seconds) + " s (FABCOLL_TIMEOUT); " +
-                              (peers.empty() ? std::string("no receive was pending")
-                                             : "waiting for world rank(s) " + peers);
-      comm_->mark_broken(msg);
-      task_ = Task<>();  // cancels its transfers
-      raise(Errc::timeout, msg);
     }
   }
   finish();
@@ -493,7 +538,7 @@ void CollRequest::wait(double timeout_seconds) {
 
 void run_blocking(Comm& comm, Progress& progress, Task<> task) {
   CollRequest r(comm, progress, std::move(task));
-  r.wait(default_timeout_seconds());
+  r.wait(progress.timeout_seconds());
 }
 
 }  // namespace fabcoll

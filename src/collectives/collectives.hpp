@@ -15,6 +15,11 @@
 
 namespace fabcoll {
 
+/// Re-reads the FABCOLL_<COLLECTIVE>_ALGORITHM / _PACKET variables. They are read when a
+/// context or communicator is made (and on first use), not on every call: a program that
+/// changes them later calls this (fabcoll-calibrate does, between forced algorithms).
+void refresh_overrides();
+
 /// The algorithm the selector picks for args on comm (throws Error on a bad override).
 const Algorithm& select_algorithm(const Comm& comm, const CollArgs& args);
 /// Predicted seconds of alg for args on comm (with the packet count it would use).

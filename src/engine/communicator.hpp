@@ -55,19 +55,18 @@ class Comm {
     std::size_t elem_size = 0;
     bool commutative = true;
     std::size_t requested_packets = 0;
-    std::string algorithm_override;
-    std::string packet_override;
+    const void* overrides = nullptr;  // the override snapshot in force (collectives.cpp)
     const void* algorithm = nullptr;
     std::size_t packets = 0;
     [[nodiscard]] bool same_key(const Plan& o) const {
       return coll == o.coll && count == o.count && elem_size == o.elem_size &&
              commutative == o.commutative && requested_packets == o.requested_packets &&
-             algorithm_override == o.algorithm_override && packet_override == o.packet_override;
+             overrides == o.overrides;
     }
   };
   [[nodiscard]] const Plan* find_plan(const Plan& key) const {
-    for (const Plan& p : plans_)
-      if (p.same_key(key)) return &p;
+    for (auto it = plans_.rbegin(); it != plans_.rend(); ++it)  // the newest first
+      if (it->same_key(key)) return &*it;
     return nullptr;
   }
   /// Bounded: the oldest plan makes room (a sweep over sizes keeps the recent ones).

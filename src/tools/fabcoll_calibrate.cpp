@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
+#include "collectives/collectives.hpp"
 #include "engine/datatype.hpp"
 #include "fabcoll/fabcoll.h"
 #include "tuning/crossover.hpp"
@@ -112,10 +113,12 @@ class Force {
         packet_("FABCOLL_" + upper(fabcoll::collective_name(c)) + "_PACKET") {
     setenv(alg_.c_str(), std::string(alg).c_str(), 1);
     if (packet_bytes > 0) setenv(packet_.c_str(), std::to_string(packet_bytes).c_str(), 1);
+    fabcoll::refresh_overrides();  // the engine reads the variables on refresh, not per call
   }
   ~Force() {
     unsetenv(alg_.c_str());
     unsetenv(packet_.c_str());
+    fabcoll::refresh_overrides();
   }
   Force(const Force&) = delete;
   Force& operator=(const Force&) = delete;

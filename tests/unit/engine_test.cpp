@@ -124,8 +124,10 @@ TEST(Selector, OverrideByNameAndUnknownNameListsValidOnes) {
   std::vector<double> buf(8, 1.0);
   const CollArgs a = allreduce_args(buf.data(), buf.size());
   setenv("FABCOLL_ALLREDUCE_ALGORITHM", "recursive_doubling", 1);
+  refresh_overrides();
   EXPECT_EQ(select_algorithm(world.comm(0), a).name, "recursive_doubling");
   setenv("FABCOLL_ALLREDUCE_ALGORITHM", "no_such_algorithm", 1);
+  refresh_overrides();
   try {
     (void)select_algorithm(world.comm(0), a);
     ADD_FAILURE() << "an unknown name must be an error";
@@ -134,6 +136,7 @@ TEST(Selector, OverrideByNameAndUnknownNameListsValidOnes) {
     EXPECT_NE(std::string(e.what()).find("recursive_doubling"), std::string::npos) << e.what();
   }
   unsetenv("FABCOLL_ALLREDUCE_ALGORITHM");
+  refresh_overrides();
 }
 
 TEST(Selector, PicksTheLeastPredictedCostAmongEligible) {
@@ -175,12 +178,15 @@ TEST(Selector, PlanCacheFollowsOverrides) {
         .total_messages;
   };
   setenv("FABCOLL_ALLREDUCE_ALGORITHM", "ring", 1);
+  refresh_overrides();
   const auto ring = run_once();
   EXPECT_EQ(run_once(), ring);
   EXPECT_EQ(ring, 2u * 7u * 8u);  // 2(p-1) steps, p ranks
   setenv("FABCOLL_ALLREDUCE_ALGORITHM", "recursive_doubling", 1);
+  refresh_overrides();
   EXPECT_EQ(run_once(), 3u * 8u);  // d = 3 exchanges, p ranks
   unsetenv("FABCOLL_ALLREDUCE_ALGORITHM");
+  refresh_overrides();
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "bootstrap/launcher_store.hpp"
 #include "engine/errors.hpp"
@@ -22,23 +23,34 @@ namespace fabcoll::shm {
 
 namespace {
 
-constexpr std::uint64_t kMagic = 0x31'6c'6c'6f'63'62'61'66ull;  // "fabcoll1"
+constexpr std::uint64_t kMagic = 0x32'6c'6c'6f'63'62'61'66ull;  // "fabcoll2" (frame format 2)
 constexpr std::size_t kRingBytes = std::size_t{128} << 10;
-constexpr std::size_t kFrameAlign = 32;
+constexpr std::size_t kFrameAlign = 64;  // frames start on a cache line
 constexpr std::size_t kMaxFragment = kRingBytes / 4 - kFrameAlign;
 constexpr std::size_t kCmaChunk = std::size_t{1} << 20;
 constexpr std::uint64_t kProbeValue = 0x5eed'f00d'cafe'd00dull;
 
 enum Kind : std::uint32_t { kData = 1, kRts = 2, kFin = 3, kPad = 4 };
 
+// A frame is published by its seq word, written last (release): seq = the frame's stream
+// position + 1, so a consumer polls the frame itself (one cache line for a small message:
+// 40 header bytes, up to 24 payload bytes) instead of a shared head counter and then the
+// frame (two lines), and a stale frame from an earlier lap never looks valid.
 struct Frame {
   std::uint64_t tag;     // FIN: the send id
   std::uint64_t total;   // message size; FIN: status (errno, 0 = ok)
   std::uint64_t offset;  // DATA: offset of this fragment; RTS: sender's address
   std::uint32_t len;     // payload bytes following the header
   std::uint32_t kind;
+  std::uint64_t seq;  // stream position + 1; written last
 };
-static_assert(sizeof(Frame) == kFrameAlign, "frames are 32-byte aligned units");
+constexpr std::size_t kSeqOffset = offsetof(Frame, seq);
+static_assert(sizeof(Frame) == 40 && kSeqOffset == 32 && kFrameAlign % 8 == 0);
+
+std::atomic_ref<std::uint64_t> seq_at(std::byte* frame) {
+  return std::atomic_ref<std::uint64_t>(
+      *std::launder(reinterpret_cast<std::uint64_t*>(frame + kSeqOffset)));
+}
 
 struct alignas(64) Header {
   std::uint64_t magic;
@@ -61,7 +73,9 @@ std::size_t round_up(std::size_t x, std::size_t a) { return (x + a - 1) / a * a;
 std::string sys_error(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 // One direction of one pair: the producer owns head, the consumer owns tail; each on its own
-// cache line so the two sides never share a line they write.
+// cache line so the two sides never share a line they write. The consumer finds frames by
+// their seq word (never reads head); the producer reads tail only when its cached copy says
+// the ring is full.
 struct Ring {
   alignas(64) std::atomic<std::uint64_t> head;  // bytes ever written
   alignas(64) std::atomic<std::uint64_t> tail;  // bytes ever consumed
@@ -90,6 +104,7 @@ Endpoint::Endpoint(Store& store, int world_rank, std::vector<int> local_ranks,
   li_ = index_of_[me_];
   incoming_.resize(n);
   sends_.resize(n);
+  tail_cache_.assign(n, 0);
   const char* thr = std::getenv("FABCOLL_SHM_CMA_THRESHOLD");
   cma_threshold_ = thr != nullptr ? std::strtoull(thr, nullptr, 10) : 32768;
   bytes_ = Layout::bytes(n);
@@ -193,23 +208,28 @@ bool Endpoint::write_frame(int li, std::uint32_t kind, std::uint64_t tag, std::u
   const std::size_t n = local_.size();
   auto* ring = reinterpret_cast<Ring*>(static_cast<std::byte*>(base_) + Layout::rings_offset(n) +
                                        (static_cast<std::size_t>(li_) * n + li) * sizeof(Ring));
-  const std::uint64_t fs = round_up(kFrameAlign + len, kFrameAlign);
+  const std::uint64_t fs = round_up(sizeof(Frame) + len, kFrameAlign);
   std::uint64_t head = ring->head.load(std::memory_order_relaxed);
-  const std::uint64_t tail = ring->tail.load(std::memory_order_acquire);
   std::uint64_t pos = head % kRingBytes;
   const std::uint64_t contig = kRingBytes - pos;
   const std::uint64_t need = fs <= contig ? fs : contig + fs;
-  if (kRingBytes - (head - tail) < need) return false;  // full: retried from progress()
+  std::uint64_t& tail = tail_cache_[static_cast<std::size_t>(li)];
+  if (kRingBytes - (head - tail) < need) {
+    tail = ring->tail.load(std::memory_order_acquire);
+    if (kRingBytes - (head - tail) < need) return false;  // full: retried from progress()
+  }
   if (fs > contig) {  // a frame never wraps: pad to the end of the ring
-    const Frame pad{0, 0, 0, 0, kPad};
-    std::memcpy(ring->data + pos, &pad, sizeof pad);
+    const Frame pad{0, 0, 0, 0, kPad, 0};
+    std::memcpy(ring->data + pos, &pad, kSeqOffset);
+    seq_at(ring->data + pos).store(head + 1, std::memory_order_release);
     head += contig;
     pos = 0;
   }
-  const Frame f{tag, total, offset, len, kind};
-  std::memcpy(ring->data + pos, &f, sizeof f);
+  const Frame f{tag, total, offset, len, kind, 0};
+  std::memcpy(ring->data + pos, &f, kSeqOffset);
   if (len > 0) std::memcpy(ring->data + pos + sizeof f, payload, len);
-  ring->head.store(head + fs, std::memory_order_release);  // publishes the frame's bytes
+  seq_at(ring->data + pos).store(head + 1, std::memory_order_release);  // publishes the frame
+  ring->head.store(head + fs, std::memory_order_relaxed);
   return true;
 }
 
@@ -412,19 +432,21 @@ bool Endpoint::consume(int li) {
   const std::size_t n = local_.size();
   auto* ring = reinterpret_cast<Ring*>(static_cast<std::byte*>(base_) + Layout::rings_offset(n) +
                                        (static_cast<std::size_t>(li) * n + li_) * sizeof(Ring));
-  const std::uint64_t head = ring->head.load(std::memory_order_acquire);
   std::uint64_t tail = ring->tail.load(std::memory_order_relaxed);
-  if (tail == head) return false;
-  while (tail != head) {
+  bool any = false;
+  for (;;) {
     const std::uint64_t pos = tail % kRingBytes;
+    std::byte* at = ring->data + pos;
+    if (seq_at(at).load(std::memory_order_acquire) != tail + 1) return any;  // nothing new
+    any = true;
     Frame f;
-    std::memcpy(&f, ring->data + pos, sizeof f);
+    std::memcpy(&f, at, sizeof f);
     if (f.kind == kPad) {
       tail += kRingBytes - pos;
       ring->tail.store(tail, std::memory_order_release);
       continue;
     }
-    const std::byte* payload = ring->data + pos + sizeof f;
+    const std::byte* payload = at + sizeof f;
     switch (f.kind) {
       case kData:
         on_data(li, f.tag, f.total, f.offset, payload, f.len);
@@ -442,10 +464,9 @@ bool Endpoint::consume(int li) {
         break;
     }
     // Only now is the frame's memory handed back to the producer.
-    tail += round_up(kFrameAlign + f.len, kFrameAlign);
+    tail += round_up(sizeof(Frame) + f.len, kFrameAlign);
     ring->tail.store(tail, std::memory_order_release);
   }
-  return true;
 }
 
 void Endpoint::post_recv(PostedOp* op) {

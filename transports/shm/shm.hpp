@@ -111,6 +111,7 @@ class Endpoint final : public Transport {
   std::deque<std::unique_ptr<Unexpected>> unexpected_;
   std::vector<Incoming> incoming_;
   std::vector<SendState> sends_;
+  std::vector<std::uint64_t> tail_cache_;  // per peer: the consumer's tail as last read
   std::unordered_map<std::uint64_t, PostedOp*> awaiting_fin_;
   std::uint64_t next_send_id_ = 1;
   std::uint64_t idle_polls_ = 0;

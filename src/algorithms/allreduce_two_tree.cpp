@@ -67,6 +67,25 @@ Task<> allreduce_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size, 
   const std::vector<std::uint8_t> color = trees.edge_colors();
   std::array<int, 2> tree_of{};
   for (int t = 0; t < 2; ++t) tree_of[color[static_cast<std::size_t>(2 * trees.root(t) + t)]] = t;
+  // Rank 0 receives the tree roots' results (packets of trees whose root is not rank 0 itself),
+  // last packet first as the backward schedule delivers them. These receives are posted before
+  // rank 0's own reduce work: with a rendezvous protocol (shm CMA at >= 32 KiB, the ofi RMA
+  // read) a root's send of a result completes only once its receive is posted, and a root keeps
+  // one send in flight, so for p even (rank 0 is in the trees) a root would otherwise stop
+  // sending until rank 0 left its reduce loop, while rank 0 there waits for that root's later
+  // packets: deadlock.
+  MutableBytes res;
+  std::vector<Transfer> roots;
+  if (me == 0) {
+    res = ch.scratch(n);
+    roots.resize(k);
+    for (std::size_t j = k; j-- > 0;) {
+      const int r = trees.root(tree_of[j % 2]) + base;
+      if (r != 0)
+        roots[j] = ch.recv(r, two_tree_ar_packet(res, packets, elem_size, j),
+                           static_cast<std::uint32_t>(j));
+    }
+  }
   // ---- reduce phase -------------------------------------------------------------------------
   if (x >= 0) {
     // Per tree: my parent rank (0 if I am that tree's root: results go to rank 0; -1 if I am
@@ -135,16 +154,6 @@ Task<> allreduce_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size, 
     co_await up;
   }
   if (me == 0) {
-    // The tree roots' results (packets of trees whose root is not rank 0 itself), last packet
-    // first as the backward schedule delivers them.
-    const MutableBytes res = ch.scratch(n);
-    std::vector<Transfer> roots(k);
-    for (std::size_t j = k; j-- > 0;) {
-      const int r = trees.root(tree_of[j % 2]) + base;
-      if (r != 0)
-        roots[j] = ch.recv(r, two_tree_ar_packet(res, packets, elem_size, j),
-                           static_cast<std::uint32_t>(j));
-    }
     for (std::size_t j = k; j-- > 0;) {
       const int r = trees.root(tree_of[j % 2]) + base;
       if (r == 0) continue;

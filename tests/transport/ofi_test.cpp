@@ -430,6 +430,55 @@ TEST_P(OfiConformance, ThousandsOfOutstandingTransfers) {
   });
 }
 
+// Many rendezvous sends outstanding to one peer at once, more than the sender's 64 FIN
+// receive slots, both directions: receives posted before and after the RTSs arrived, and a
+// bandwidth window (as fabcoll-pingpong and osu_bw do): every send from one buffer, every
+// receive into one buffer. The window hung before the RTS got its own header slot: RTSs landed
+// in the shared user buffer, overwrote each other (and were overwritten by rendezvous reads)
+// before their completions were handled, so FINs carried wrong cookies and senders waited.
+TEST_P(OfiConformance, ManyOutstandingRendezvousToOnePeer) {
+  constexpr std::size_t kCount = 200;
+  constexpr std::size_t kBytes = 20000;
+  enum class Layout { distinct, distinct_late, one_buffer };
+  for (const Layout layout : {Layout::distinct, Layout::distinct_late, Layout::one_buffer}) {
+    const bool late = layout == Layout::distinct_late;
+    const bool one = layout == Layout::one_buffer;
+    SCOPED_TRACE(one ? "one buffer" : late ? "receives posted late" : "receives posted first");
+    run_world(options(4096), 2, [&](RankCtx& c) {
+      const int peer = 1 - c.rank;
+      std::vector<std::vector<std::byte>> out;
+      std::vector<std::vector<std::byte>> in(one ? 1 : kCount, std::vector<std::byte>(kBytes));
+      std::vector<Transfer> ts;
+      ts.reserve(2 * kCount);
+      auto post_recvs = [&] {
+        for (std::size_t i = 0; i < kCount; ++i)
+          ts.push_back(recv(c, peer, 300 + i % 5, in[one ? 0 : i].data(), kBytes));
+      };
+      if (!late) post_recvs();
+      for (std::size_t i = 0; i < kCount; ++i) {
+        if (!one || out.empty()) out.push_back(make_payload(c.rank, one ? 0 : i, kBytes));
+        ts.push_back(send(c, peer, 300 + i % 5, out.back().data(), kBytes));
+      }
+      if (late) {
+        const auto until = Clock::now() + std::chrono::milliseconds(100);
+        while (Clock::now() < until) c.progress.poll();  // the RTSs arrive unexpected
+        post_recvs();
+      }
+      ASSERT_TRUE(wait_all(c, ts, 60)) << c.ep.describe();
+      for (const Transfer& t : ts) ASSERT_EQ(error_of(t), Errc::success) << t.op()->message;
+      const std::size_t first = late ? kCount : 0;
+      for (std::size_t i = 0; i < kCount; ++i)
+        ASSERT_EQ(ts[first + i].received(), kBytes) << "message " << i;
+      for (std::size_t i = 0; i < in.size(); ++i)
+        ASSERT_TRUE(check_payload(in[i].data(), peer, i, kBytes)) << "message " << i;
+      if (c.ep.rendezvous_enabled()) {
+        EXPECT_GE(c.ep.stats().rendezvous_messages, kCount);
+      }
+      progress_barrier(c, one ? "many-rdv-one" : late ? "many-rdv-late" : "many-rdv");
+    });
+  }
+}
+
 // A message longer than its receive fails that receive with Errc::truncation, writes nothing
 // past the buffer, leaves the sender complete, and the endpoint keeps working.
 TEST_P(OfiConformance, TruncationFailsTheReceiveOnly) {

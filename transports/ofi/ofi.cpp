@@ -34,7 +34,7 @@ struct RtsHeader {
   std::uint64_t key;
   std::uint64_t size;
 };
-static_assert(sizeof(RtsHeader) == 32, "the RTS is exactly the receive tail's size");
+static_assert(sizeof(RtsHeader) == 32, "the RTS is exactly a receive header slot");
 
 /// The rendezvous finish, an untagged message from the receiver back to the sender.
 struct FinMsg {
@@ -64,6 +64,7 @@ constexpr std::size_t kReadsInFlight = 4;  // per rendezvous receive
 // memcpy both lose half their speed beyond 1 MiB), and providers may cap RMA sizes.
 constexpr std::size_t kReadChunk = std::size_t{1} << 20;
 constexpr int kCqBatch = 16;
+constexpr std::uint32_t kHdrSlabSlots = 256;  // receive header slots per registered slab
 
 /// A post that may succeed later: -FI_EAGAIN, or -FI_ENOMEM from providers whose request pools
 /// run dry (shm returns it once its rx entries, shared by all posted receives, are used up).
@@ -195,7 +196,13 @@ Options options_from_environment() {
     }
   }
   o.timeout_s = default_timeout_seconds();
+  o.rendezvous = rendezvous_from_environment();
   return o;
+}
+
+bool rendezvous_from_environment() {
+  const char* v = std::getenv("FABCOLL_OFI_RENDEZVOUS");
+  return v == nullptr || std::strcmp(v, "0") != 0;
 }
 
 std::string format_stats(const std::string& provider, const Stats& s) {
@@ -233,12 +240,13 @@ struct Endpoint::Impl {
     std::uint32_t index = 0;
   };
 
-  /// How a receive's buffer was posted.
-  enum class RecvMode : std::uint8_t {
-    direct,  // capacity >= sizeof(RtsHeader): straight into the user buffer
-    split,   // 0 < capacity < 32: user buffer + the rest of a registered 32-byte tail
-    tail,    // capacity 0, or too few iovs: into the tail only (copied out, counted)
-  };
+  // With the rendezvous on, every tagged message starts with a 32-byte header and every receive
+  // posts a private, registered 32-byte header slot as its first iov: an RTS is exactly the
+  // header; an eager message is a constant prefix followed by the payload, which lands straight
+  // in the user buffer (the second iov). The RTS must never land in the user buffer: receives
+  // posted at once into one buffer (a bandwidth window, like osu_bw's) overwrote each other's
+  // RTS (and rendezvous reads overwrote it with payload) before its completion was handled,
+  // so receivers read wrong cookies and sizes and senders waited forever for their FINs.
   // Every receive also gets the shared sink (eager limit bytes) as its last iov, so that no
   // eager message can overflow a posted receive at the provider: the truncation check is
   // ours (received > capacity). Reason: tcp;ofi_rxm in libfabric 1.17 stops delivering on a
@@ -263,7 +271,6 @@ struct Endpoint::Impl {
     bool rendezvous = false;
     bool tx_queued = false;  // an item for it sits in tx_queue_
     Phase phase = Phase::queued;
-    RecvMode mode = RecvMode::direct;
     int peer = -1;
     std::uint64_t tag = 0;
     const std::byte* sbuf = nullptr;
@@ -271,9 +278,9 @@ struct Endpoint::Impl {
     std::size_t size = 0;
     fid_mr* mr = nullptr;
     void* desc = nullptr;
-    alignas(8) std::array<std::byte, sizeof(RtsHeader)> tail{};
-    fid_mr* tail_mr = nullptr;
-    void* tail_desc = nullptr;
+    std::byte* hdr = nullptr;  // this receive's header slot (rendezvous on), from hdr_slabs
+    void* hdr_desc = nullptr;
+    std::uint32_t hdr_slot = 0;
     // Rendezvous.
     std::uint64_t cookie = 0;
     RtsHeader rts{};
@@ -319,6 +326,19 @@ struct Endpoint::Impl {
   std::uint64_t next_key = 1;
   std::uint64_t next_cookie = 1;
 
+  /// Registered 32-byte header slots for receives, kHdrSlabSlots per slab, registered once.
+  struct HdrSlab {
+    std::unique_ptr<std::byte[]> mem;
+    fid_mr* mr = nullptr;
+    void* desc = nullptr;
+  };
+  std::vector<HdrSlab> hdr_slabs;
+  std::vector<std::uint32_t> hdr_free;
+  // The constant header eager messages start with (registered once; the provider only reads).
+  alignas(8) std::array<std::byte, sizeof(RtsHeader)> eager_prefix{};
+  fid_mr* prefix_mr = nullptr;
+  void* prefix_desc = nullptr;
+
   std::vector<std::byte> sink;
   fid_mr* sink_mr = nullptr;
   void* sink_desc = nullptr;
@@ -343,6 +363,7 @@ struct Endpoint::Impl {
 
   int reg(const void* buf, std::size_t len, std::uint64_t access, fid_mr** mr, void** desc);
   void unreg(fid_mr*& mr);
+  int take_hdr(Req* r);
   void free_req(Req* r);
   void fail_req(Req* r, Errc e, const std::string& msg);
   void complete_req(Req* r);
@@ -396,7 +417,8 @@ void Endpoint::Impl::open() {
   // The rendezvous needs RMA, FI_MSG for the FIN, an inject size that holds the RTS and the
   // tag's top bit. Without them every message goes eager.
   rma = opts.rendezvous && (info->caps & FI_RMA) != 0 && (info->caps & FI_MSG) != 0 &&
-        info->tx_attr->inject_size >= sizeof(RtsHeader);
+        info->tx_attr->inject_size >= sizeof(RtsHeader) && info->rx_attr->iov_limit >= 3 &&
+        info->tx_attr->iov_limit >= 2;
   marker = provider == "sockets" || info->domain_attr->cq_data_size < sizeof(kRtsData)
                ? RtsMarker::tag_bit
                : RtsMarker::cq_data;
@@ -442,6 +464,8 @@ void Endpoint::Impl::open() {
     ctrl_buf.resize(kCtrlSlots * kCtrlSlotBytes);
     rc = reg(ctrl_buf.data(), ctrl_buf.size(), FI_RECV, &ctrl_mr, &ctrl_desc);
     if (rc != 0) raise_fi("fi_mr_reg(control slab)", rc);
+    rc = reg(eager_prefix.data(), eager_prefix.size(), FI_SEND, &prefix_mr, &prefix_desc);
+    if (rc != 0) raise_fi("fi_mr_reg(eager prefix)", rc);
     for (std::uint32_t i = 0; i < kCtrlSlots; ++i) {
       ctrl_ctx[i].kind = CtxKind::ctrl;
       ctrl_ctx[i].index = i;
@@ -502,9 +526,30 @@ void Endpoint::Impl::unreg(fid_mr*& mr) {
 
 // ---- requests -----------------------------------------------------------------------------------
 
+/// Gives r a header slot, registering a new slab when none is free.
+int Endpoint::Impl::take_hdr(Req* r) {
+  if (hdr_free.empty()) {
+    HdrSlab slab;
+    slab.mem = std::make_unique<std::byte[]>(kHdrSlabSlots * sizeof(RtsHeader));
+    const int rc =
+        reg(slab.mem.get(), kHdrSlabSlots * sizeof(RtsHeader), FI_RECV, &slab.mr, &slab.desc);
+    if (rc != 0) return rc;
+    const auto base = static_cast<std::uint32_t>(hdr_slabs.size() * kHdrSlabSlots);
+    hdr_slabs.push_back(std::move(slab));
+    for (std::uint32_t i = kHdrSlabSlots; i > 0; --i) hdr_free.push_back(base + i - 1);
+  }
+  const std::uint32_t slot = hdr_free.back();
+  hdr_free.pop_back();
+  const HdrSlab& slab = hdr_slabs[slot / kHdrSlabSlots];
+  r->hdr = slab.mem.get() + (slot % kHdrSlabSlots) * sizeof(RtsHeader);
+  r->hdr_desc = slab.desc;
+  r->hdr_slot = slot;
+  return 0;
+}
+
 void Endpoint::Impl::free_req(Req* r) {
   unreg(r->mr);
-  unreg(r->tail_mr);
+  if (r->hdr != nullptr) hdr_free.push_back(r->hdr_slot);
   if (r->op != nullptr) by_op.erase(r->op);
   if (r->rendezvous && r->is_send) sends.erase(r->cookie);
   all.erase(r);
@@ -547,8 +592,16 @@ int Endpoint::Impl::try_tx(TxItem& item) {
   int rc = 0;
   switch (item.kind) {
     case TxKind::send:
-      rc = static_cast<int>(
-          fi_tsend(ep, r->sbuf, r->size, r->desc, item.peer, r->tag, &r->main.fctx));
+      if (rma) {  // [constant header][payload]: see the receive's header slot
+        std::array<iovec, 2> iov{iovec{eager_prefix.data(), eager_prefix.size()},
+                                 iovec{const_cast<std::byte*>(r->sbuf), r->size}};
+        std::array<void*, 2> desc{prefix_desc, r->desc};
+        rc = static_cast<int>(fi_tsendv(ep, iov.data(), desc.data(), r->size > 0 ? 2 : 1, item.peer,
+                                        r->tag, &r->main.fctx));
+      } else {
+        rc = static_cast<int>(
+            fi_tsend(ep, r->sbuf, r->size, r->desc, item.peer, r->tag, &r->main.fctx));
+      }
       if (rc == 0) r->phase = Phase::posted;
       break;
     case TxKind::rts:
@@ -600,25 +653,25 @@ int Endpoint::Impl::try_rx(Req* r) {
   int rc = 0;
   const auto src = static_cast<fi_addr_t>(r->peer);
   const std::uint64_t ignore = rma && marker == RtsMarker::tag_bit ? kRtsBit : 0;
-  // iovs: [user buffer] [per-op tail up to 32 bytes] [shared sink]: see RecvMode.
+  // iovs: [header slot, rendezvous on] [user buffer] [shared sink]: see the header slot.
   std::array<iovec, 3> iov{};
   std::array<void*, 3> desc{};
   std::size_t n = 0;
-  if (r->mode != RecvMode::tail) {
+  if (r->hdr != nullptr) {
+    iov[n] = iovec{r->hdr, sizeof(RtsHeader)};
+    desc[n++] = r->hdr_desc;
+  }
+  if (r->size > 0) {
     iov[n] = iovec{r->rbuf, r->size};
     desc[n++] = r->desc;
-  }
-  if (r->mode != RecvMode::direct) {
-    // split: the bytes past the user buffer land at the start of the tail.
-    const std::size_t used = r->mode == RecvMode::split ? r->size : 0;
-    iov[n] = iovec{r->tail.data(), sizeof(RtsHeader) - used};
-    desc[n++] = r->tail_desc;
   }
   if (!sink.empty()) {
     iov[n] = iovec{sink.data(), sink.size()};
     desc[n++] = sink_desc;
   }
-  if (n == 1) {
+  if (n == 0) {
+    rc = static_cast<int>(fi_trecv(ep, nullptr, 0, nullptr, src, r->tag, ignore, &r->main.fctx));
+  } else if (n == 1) {
     rc = static_cast<int>(
         fi_trecv(ep, iov[0].iov_base, iov[0].iov_len, desc[0], src, r->tag, ignore, &r->main.fctx));
   } else {
@@ -661,6 +714,10 @@ void Endpoint::Impl::start_read(Req* r, const RtsHeader& h) {
     r->reads[i].req = r;
     r->reads[i].kind = CtxKind::read;
     r->reads[i].index = static_cast<std::uint32_t>(i);
+  }
+  if (h.size == 0) {  // nothing to read (no sender of ours sends such an RTS)
+    finish_read(r);
+    return;
   }
   submit_tx(TxItem{TxKind::read, r, static_cast<fi_addr_t>(r->peer), FinMsg{}});
 }
@@ -742,30 +799,19 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
     return;
   }
   // A receive: an eager message or an RTS.
-  const std::size_t got = e.len;
+  const std::size_t hdr_len = r->hdr != nullptr ? sizeof(RtsHeader) : 0;
   const std::size_t cap = r->size;
   const bool is_rts = rma && (marker == RtsMarker::tag_bit
                                   ? (e.tag & kRtsBit) != 0
                                   : (e.flags & FI_REMOTE_CQ_DATA) != 0 && e.data == kRtsData);
   if (is_rts) {
     RtsHeader h{};
-    if (got != sizeof h) {
+    if (e.len != sizeof h || r->hdr == nullptr) {
       fail_req(r, Errc::transport,
                "ofi: malformed rendezvous header from world rank " + std::to_string(r->peer));
       return;
     }
-    switch (r->mode) {
-      case RecvMode::direct:
-        std::memcpy(&h, r->rbuf, sizeof h);
-        break;
-      case RecvMode::split:
-        std::memcpy(&h, r->rbuf, cap);
-        std::memcpy(reinterpret_cast<std::byte*>(&h) + cap, r->tail.data(), sizeof h - cap);
-        break;
-      case RecvMode::tail:
-        std::memcpy(&h, r->tail.data(), sizeof h);
-        break;
-    }
+    std::memcpy(&h, r->hdr, sizeof h);
     if (h.size > cap) {
       r->rts = h;
       queue_fin(r, kFinTruncated);
@@ -775,13 +821,15 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
     start_read(r, h);
     return;
   }
+  if (e.len < hdr_len) {
+    fail_req(r, Errc::transport,
+             "ofi: message without its header from world rank " + std::to_string(r->peer));
+    return;
+  }
+  const std::size_t got = e.len - hdr_len;
   if (got > cap) {
     fail_req(r, Errc::truncation, truncation_message(got, r->peer, cap));
     return;
-  }
-  if (r->mode == RecvMode::tail && got > 0) {
-    std::memcpy(r->rbuf, r->tail.data(), got);
-    stats.staged_bytes += got;
   }
   if (r->op != nullptr) r->op->received = got;
   complete_req(r);
@@ -818,7 +866,10 @@ void Endpoint::Impl::on_error(const fi_cq_err_entry& e) {
     return;
   }
   if (!r->is_send && err == FI_ETRUNC) {
-    fail_req(r, Errc::truncation, truncation_message(e.len + e.olen, r->peer, r->size));
+    const std::size_t hdr_len = r->hdr != nullptr ? sizeof(RtsHeader) : 0;
+    const std::size_t total = e.len + e.olen;
+    fail_req(r, Errc::truncation,
+             truncation_message(total >= hdr_len ? total - hdr_len : total, r->peer, r->size));
     return;
   }
   fail_req(r, errc,
@@ -907,6 +958,10 @@ void Endpoint::Impl::close_all() {
   sends.clear();
   unreg(ctrl_mr);
   unreg(sink_mr);
+  unreg(prefix_mr);
+  for (HdrSlab& slab : hdr_slabs) unreg(slab.mr);
+  hdr_slabs.clear();
+  hdr_free.clear();
   if (av != nullptr) fi_close(&av->fid);
   if (cq != nullptr) fi_close(&cq->fid);
   if (domain != nullptr) fi_close(&domain->fid);
@@ -957,7 +1012,7 @@ void Endpoint::post_send(PostedOp* op) {
   r->sbuf = op->send_data;
   r->size = op->size;
   r->rendezvous = m.rma && op->size >= m.eager_limit;
-  if (!r->rendezvous && op->size > m.max_msg) {
+  if (!r->rendezvous && op->size > m.max_msg - (m.rma ? sizeof(RtsHeader) : 0)) {
     delete r;
     op->fail(Errc::unsupported,
              "ofi: message of " + std::to_string(op->size) + " bytes exceeds the provider's limit");
@@ -1004,22 +1059,12 @@ void Endpoint::post_recv(PostedOp* op) {
   r->tag = op->tag;
   r->rbuf = op->recv_data;
   r->size = op->size;
-  if (r->size >= sizeof(RtsHeader)) {
-    r->mode = Impl::RecvMode::direct;
-  } else if (r->size > 0 && m.rx_iov_limit >= (m.sink.empty() ? 2u : 3u)) {
-    r->mode = Impl::RecvMode::split;
-  } else {
-    r->mode = Impl::RecvMode::tail;
-  }
   m.all.insert(r);
   m.by_op.emplace(op, r);
-  // The user buffer is both a receive target and the local side of rendezvous reads. The tail
-  // is registered separately (it is not in the user buffer).
-  int rc = 0;
-  if (r->mode != Impl::RecvMode::tail)
-    rc = m.reg(r->rbuf, r->size, FI_RECV | FI_READ, &r->mr, &r->desc);
-  if (rc == 0 && r->mode != Impl::RecvMode::direct)
-    rc = m.reg(r->tail.data(), r->tail.size(), FI_RECV, &r->tail_mr, &r->tail_desc);
+  // The user buffer is both a receive target and the local side of rendezvous reads. The
+  // header slot comes from the registered slabs.
+  int rc = m.reg(r->rbuf, r->size, FI_RECV | FI_READ, &r->mr, &r->desc);
+  if (rc == 0 && m.rma) rc = m.take_hdr(r);
   if (rc != 0) {
     m.fail_req(r, Errc::transport, "ofi: fi_mr_reg of a receive buffer failed: " + fi_text(rc));
     return;

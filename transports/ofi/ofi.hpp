@@ -9,7 +9,10 @@
 // (oldest posted receive with the same (source, tag); unmatched messages wait in order).
 //
 // Protocols, chosen by size:
-//  - eager (size < eager limit): fi_tsend / fi_trecv straight from and into the user buffers;
+//  - eager (size < eager limit): straight from and into the user buffers; with the rendezvous
+//    on, each message is [constant 32-byte header][payload] (fi_tsendv) and each receive
+//    posts [private registered 32-byte header slot][user buffer][sink], so the payload still
+//    lands in place and an RTS (exactly the 32-byte header) never lands in the user buffer;
 //  - rendezvous (size >= eager limit, when the provider grants RMA): the sender registers its
 //    buffer and injects a 32-byte RTS {cookie, address, key, size} on the same tag, marked by
 //    remote CQ data or, on sockets, by tag bit 63 that receives ignore (there user tags must
@@ -18,12 +21,14 @@
 //    chunks, then sends a FIN {cookie, status} as an untagged message (a separate queue, so
 //    it cannot collide with any user tag); the sender's op completes on FIN. No staging copy.
 //    READ + FIN rather than write-with-data because tcp;ofi_rxm has no remote write events.
+//    The RTS once landed in the user buffer: receives posted at once into one buffer (a
+//    bandwidth window) overwrote each other's RTS before their completions were read, and
+//    senders waited forever for FINs carrying the overwritten cookies.
 // Every buffer is registered per call (fi_mr_reg) and its descriptor passed, also where the
 // provider does not ask for it, so the path FI_MR_LOCAL providers (verbs) need is the one
-// that runs in tests. A receive smaller than the RTS gets a 32-byte registered tail as a second
-// iov, and every receive a shared "sink" iov of eager-limit bytes last, so neither an RTS nor
-// an oversized eager message overruns the user buffer or makes the provider truncate: the
-// size check (Errc::truncation) is ours.
+// that runs in tests. Every receive gets a shared "sink" iov of eager-limit bytes last, so an
+// oversized eager message neither overruns the user buffer nor makes the provider truncate:
+// the size check (Errc::truncation) is ours.
 //
 // libfabric 1.17 bugs this works around (each also named where the code does it):
 //  - tcp;ofi_rxm stops delivering on a connection after it reported FI_ETRUNC (#8274): hence
@@ -74,6 +79,9 @@ struct Stats {
 /// Options from the environment: provider from FABCOLL_PROVIDER, else FI_PROVIDER, else auto;
 /// timeout from FABCOLL_TIMEOUT (default_timeout_seconds()).
 Options options_from_environment();
+
+/// FABCOLL_OFI_RENDEZVOUS: "0" turns the rendezvous off; unset or anything else leaves it on.
+bool rendezvous_from_environment();
 
 /// One line for FABCOLL_STATS: "ofi(tcp;ofi_rxm): eager 12 msgs / 3456 B, rendezvous ...".
 std::string format_stats(const std::string& provider, const Stats& s);

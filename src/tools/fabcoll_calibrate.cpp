@@ -263,6 +263,17 @@ std::vector<tuning::CrossoverSegment> table_for(Collective c, int p, const tunin
   return t;
 }
 
+/// The packet count for alg at n bytes under the fitted link. Packets are messages of their own,
+/// costed with the model of the segment that holds their size (tuning::segment_k): costed with
+/// the model of n's segment, a fit whose α above the break came out at its 1e-9 floor asked
+/// for about 2000 packets of 545 B at 1 MiB, 12 s per call on a loaded machine (issue 6).
+tuning::PacketChoice packet_choice(const Algorithm& alg, double n, int p,
+                                   const tuning::TuningFile& f, const std::string& link) {
+  const double brk = f.links.front().break_bytes;
+  return tuning::segment_k(alg, n, p, tuning::model_for(f, link, 0),
+                           tuning::model_for(f, link, std::max(brk, 0.0)), brk);
+}
+
 struct Measured {
   std::string coll, alg;
   double n = 0, predicted = 0, measured = 0;
@@ -462,7 +473,7 @@ int main(int argc, char** argv) {
       if (a->coll != c || a->optimal_k == nullptr || !tuning::eligible(*a, p, true)) continue;
       tuning::KRule r{fabcoll::collective_name(c), std::string(a->name), p, link, {}};
       for (double n = 65536; n <= n_max; n *= 4)
-        r.sizes.emplace_back(n, tuning::selector_k(*a, n, p, tuning::model_for(file, link, n)));
+        r.sizes.emplace_back(n, packet_choice(*a, n, p, file, link).k);
       file.k_rules.push_back(std::move(r));
     }
   }
@@ -492,19 +503,26 @@ int main(int argc, char** argv) {
       const auto bytes = static_cast<std::size_t>(n);
       const std::size_t total = bytes * static_cast<std::size_t>(p);
       std::vector<double> a(total / sizeof(double) + 1, 1.0), b(total / sizeof(double) + 1, 0.0);
-      const fabcoll::CostModel m = tuning::model_for(file, link, n);
       std::vector<const Algorithm*> cands;
       std::vector<double> packets;
+      std::vector<double> predicted;
       for (const Algorithm* alg : fabcoll::all_algorithms()) {
         if (alg->coll != c || !tuning::eligible(*alg, p, true)) continue;
         // The packet count the fitted model wants (elements of 8 bytes, as the engine counts).
+        const tuning::PacketChoice pc = packet_choice(*alg, n, p, file, link);
+        fabcoll::CostQuery q;
+        q.n = n;
+        q.p = p;
+        q.m = pc.m;
+        q.k = 1;
         double packet = 0;
         if (alg->optimal_k != nullptr) {
-          const double k = std::clamp(tuning::selector_k(*alg, n, p, m), 1.0, n / 8);
-          packet = std::ceil(n / k);
+          q.k = std::clamp(pc.k, 1.0, std::max(1.0, n / 8));
+          packet = std::ceil(n / q.k);
         }
         cands.push_back(alg);
         packets.push_back(packet);
+        predicted.push_back(alg->cost(q));
       }
       // A rank's own time of one call says little (a bcast root returns once its sends are
       // posted), and "barrier; call; barrier" minus a barrier hides the call's latency behind
@@ -543,7 +561,7 @@ int main(int argc, char** argv) {
         me.coll = fabcoll::collective_name(c);
         me.alg = std::string(cands[j]->name);
         me.n = n;
-        me.predicted = tuning::algorithm_cost(*cands[j], n, p, m);
+        me.predicted = predicted[j];
         me.measured = std::max(1e-9, median(slowest));
         here.push_back(me);
       }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 namespace fabcoll::tuning {
 
@@ -38,6 +40,37 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const CostModel& m)
   CostQuery q = query(n, p, m);
   q.k = selector_k(alg, n, p, m);
   return alg.cost(q);
+}
+
+PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
+                       const CostModel& above, double break_bytes) {
+  const bool split = break_bytes > 0 && n >= break_bytes;
+  if (alg.optimal_k == nullptr || !split) {
+    const CostModel& m = split ? above : below;
+    return {selector_k(alg, n, p, m), m};
+  }
+  const double max_k = std::max(1.0, std::floor(n));
+  std::vector<PacketChoice> cands;
+  const auto add = [&](double k, const CostModel& m) {
+    cands.push_back({std::clamp(std::round(k), 1.0, max_k), m});
+  };
+  if (const double k = selector_k(alg, n, p, below); std::ceil(n / k) < break_bytes) add(k, below);
+  if (const double k = selector_k(alg, n, p, above); std::ceil(n / k) >= break_bytes) add(k, above);
+  const double at = std::max(1.0, std::floor(n / break_bytes));  // packets >= break_bytes
+  add(at, above);
+  if (at + 1 <= max_k) add(at + 1, below);  // packets < break_bytes
+  PacketChoice best = cands.front();
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (const PacketChoice& c : cands) {
+    CostQuery q = query(n, p, c.m);
+    q.k = c.k;
+    const double cost = alg.cost(q);
+    if (cost < best_cost || (cost == best_cost && c.k < best.k)) {
+      best = c;
+      best_cost = cost;
+    }
+  }
+  return best;
 }
 
 bool eligible(const Algorithm& alg, int p, bool commutative) {

@@ -35,6 +35,22 @@ struct CrossoverSegment {
 double selector_k(const Algorithm& alg, double n, int p, const CostModel& m);
 /// Predicted seconds of alg at n bytes on p ranks with the selector's k.
 double algorithm_cost(const Algorithm& alg, double n, int p, const CostModel& m);
+
+/// A packet count and the model its packets are costed with.
+struct PacketChoice {
+  double k = 1;
+  CostModel m;
+};
+/// The packet count for alg at n bytes under a link model with a protocol break at break_bytes
+/// (0: none), `below` and `above` the models of the two segments. A pipelined algorithm's
+/// packets are messages of their own, so a packet of s bytes costs α + βs of the segment that
+/// holds s, not of the one that holds n: at n >= break_bytes the candidates are the selector's
+/// k under each model, kept where its packets ⌈n/k⌉ fall in that model's segment, and the two
+/// counts at the break (the largest with packets at or above it, the smallest with packets
+/// below it); the cheapest wins (fewest packets on a tie). Without a break, below n, or for an
+/// algorithm that is not pipelined: the selector's k under the model of n's segment.
+PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
+                       const CostModel& above, double break_bytes);
 /// True when alg may serve (coll, p, commutative) (the selector's exclusions).
 bool eligible(const Algorithm& alg, int p, bool commutative);
 /// Relative cost difference below which two algorithms tie.

@@ -479,6 +479,123 @@ TEST_P(OfiConformance, ManyOutstandingRendezvousToOnePeer) {
   }
 }
 
+// fc_mem_register's transport side: a large (rendezvous) and a small (eager) message whose
+// buffers lie inside registered regions, the send at an offset into its region (the offset
+// RTS address where the provider does not use virtual addresses), move with no per-call
+// registration and no staging; the same messages on unregistered buffers are registered per
+// call, once per send and receive.
+TEST_P(OfiConformance, RegisteredRegionsNeedNoPerCallRegistration) {
+  run_world(options(4096), 2, [&](RankCtx& c) {
+    const int peer = 1 - c.rank;
+    constexpr std::size_t kLarge = (1u << 20) + 3;
+    constexpr std::size_t kSmall = 100;
+    constexpr std::size_t kOffset = 4096 + 8;
+    std::vector<std::byte> sregion(kOffset + kLarge + 64);
+    std::vector<std::byte> rregion(kLarge + kSmall + 64);
+    const std::uint64_t sh = c.ep.register_region(sregion.data(), sregion.size());
+    const std::uint64_t rh = c.ep.register_region(rregion.data(), rregion.size());
+    EXPECT_EQ(c.ep.registered_regions(), 2u);
+    EXPECT_EQ(c.ep.registered_bytes(), sregion.size() + rregion.size());
+    const std::vector<std::byte> large = make_payload(c.rank, 1, kLarge);
+    const std::vector<std::byte> small = make_payload(c.rank, 2, kSmall);
+    std::copy(large.begin(), large.end(), sregion.begin() + kOffset);
+    std::copy(small.begin(), small.end(), sregion.begin());
+    auto exchange = [&](std::byte* sbase, std::size_t soff, std::byte* rbase) {
+      std::vector<Transfer> ts;
+      ts.push_back(recv(c, peer, 11, rbase, kLarge));
+      ts.push_back(recv(c, peer, 12, rbase + kLarge, kSmall));
+      ts.push_back(send(c, peer, 11, sbase + soff, kLarge));
+      ts.push_back(send(c, peer, 12, sbase, kSmall));
+      ASSERT_TRUE(wait_all(c, ts));
+      for (const Transfer& t : ts) ASSERT_EQ(error_of(t), Errc::success) << t.op()->message;
+      EXPECT_TRUE(check_payload(rbase, peer, 1, kLarge));
+      EXPECT_TRUE(check_payload(rbase + kLarge, peer, 2, kSmall));
+    };
+    const ofi::Stats before = c.ep.stats();
+    exchange(sregion.data(), kOffset, rregion.data());
+    const ofi::Stats mid = c.ep.stats();
+    EXPECT_EQ(mid.mr_per_call - before.mr_per_call, 0u);
+    EXPECT_EQ(mid.mr_registry_hits - before.mr_registry_hits, 4u);
+    EXPECT_EQ(mid.staged_bytes, before.staged_bytes);
+    if (c.ep.rendezvous_enabled()) {
+      EXPECT_EQ(mid.rendezvous_messages - before.rendezvous_messages, 1u);
+      EXPECT_EQ(mid.rma_bytes_read - before.rma_bytes_read, kLarge);
+    }
+    // While a receive in a region is posted, the region cannot be deregistered.
+    {
+      Transfer pending = recv(c, peer, 13, rregion.data(), 8);
+      try {
+        c.ep.deregister_region(rh);
+        ADD_FAILURE() << "deregistered a region with a receive in flight";
+      } catch (const EngineError& e) {
+        EXPECT_EQ(e.errc(), Errc::invalid_argument);
+        EXPECT_NE(std::string(e.what()).find("in flight"), std::string::npos) << e.what();
+      }
+    }                                   // cancelled here
+    progress_barrier(c, "registered");  // both sides done with the regions
+    c.ep.deregister_region(sh);
+    c.ep.deregister_region(rh);
+    EXPECT_EQ(c.ep.registered_regions(), 0u);
+    try {
+      c.ep.deregister_region(rh);
+      ADD_FAILURE() << "deregistered a region twice";
+    } catch (const EngineError& e) {
+      EXPECT_EQ(e.errc(), Errc::invalid_argument);
+    }
+    // Without registration: one per-call registration per send and per receive.
+    std::vector<std::byte> sbuf(kOffset + kLarge);
+    std::vector<std::byte> rbuf(kLarge + kSmall);
+    std::copy(large.begin(), large.end(), sbuf.begin() + kOffset);
+    std::copy(small.begin(), small.end(), sbuf.begin());
+    const ofi::Stats unregistered = c.ep.stats();
+    exchange(sbuf.data(), kOffset, rbuf.data());
+    const ofi::Stats after = c.ep.stats();
+    EXPECT_EQ(after.mr_per_call - unregistered.mr_per_call, 4u);
+    EXPECT_EQ(after.mr_registry_hits - unregistered.mr_registry_hits, 0u);
+    EXPECT_EQ(after.staged_bytes, before.staged_bytes);
+    progress_barrier(c, "unregistered");
+  });
+}
+
+// The registry is bounded in count and bytes, with a clear error.
+TEST_P(OfiConformance, RegistryBounds) {
+  ofi::Options o = options();
+  o.max_regions = 2;
+  o.max_region_bytes = 10000;
+  run_world(o, 1, [&](RankCtx& c) {
+    std::vector<std::byte> a(4000);
+    std::vector<std::byte> b(4000);
+    std::vector<std::byte> d(4000);
+    const std::uint64_t ha = c.ep.register_region(a.data(), a.size());
+    try {
+      (void)c.ep.register_region(b.data(), 7000);
+      ADD_FAILURE() << "registered beyond the byte bound";
+    } catch (const EngineError& e) {
+      EXPECT_EQ(e.errc(), Errc::no_memory);
+      EXPECT_NE(std::string(e.what()).find("FABCOLL_MR_MAX_BYTES"), std::string::npos);
+    }
+    const std::uint64_t hb = c.ep.register_region(b.data(), b.size());
+    try {
+      (void)c.ep.register_region(d.data(), 10);
+      ADD_FAILURE() << "registered beyond the count bound";
+    } catch (const EngineError& e) {
+      EXPECT_EQ(e.errc(), Errc::no_memory);
+      EXPECT_NE(std::string(e.what()).find("FABCOLL_MR_MAX_REGIONS"), std::string::npos);
+    }
+    try {
+      (void)c.ep.register_region(nullptr, 10);
+      ADD_FAILURE() << "registered a null buffer";
+    } catch (const EngineError& e) {
+      EXPECT_EQ(e.errc(), Errc::invalid_argument);
+    }
+    c.ep.deregister_region(ha);
+    const std::uint64_t hd = c.ep.register_region(d.data(), d.size());
+    c.ep.deregister_region(hb);
+    c.ep.deregister_region(hd);
+    EXPECT_EQ(c.ep.registered_bytes(), 0u);
+  });
+}
+
 // A message longer than its receive fails that receive with Errc::truncation, writes nothing
 // past the buffer, leaves the sender complete, and the endpoint keeps working.
 TEST_P(OfiConformance, TruncationFailsTheReceiveOnly) {

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -197,6 +198,16 @@ Options options_from_environment() {
   }
   o.timeout_s = default_timeout_seconds();
   o.rendezvous = rendezvous_from_environment();
+  for (const auto& [var, field] : {std::pair{"FABCOLL_MR_MAX_REGIONS", &o.max_regions},
+                                   std::pair{"FABCOLL_MR_MAX_BYTES", &o.max_region_bytes}}) {
+    const char* v = std::getenv(var);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (end == v || *end != '\0')
+      raise(Errc::invalid_argument, std::string(var) + "=" + v + ": expected a number");
+    *field = static_cast<std::size_t>(n);
+  }
   return o;
 }
 
@@ -210,7 +221,9 @@ std::string format_stats(const std::string& provider, const Stats& s) {
          std::to_string(s.eager_bytes_sent) + " B, rendezvous " +
          std::to_string(s.rendezvous_messages) + " msgs / " + std::to_string(s.rma_bytes_sent) +
          " B read by peers, " + std::to_string(s.rma_bytes_read) + " B read from peers, staged " +
-         std::to_string(s.staged_bytes) + " B, busy retries " + std::to_string(s.eagain_retries);
+         std::to_string(s.staged_bytes) + " B, busy retries " + std::to_string(s.eagain_retries) +
+         ", per-call registrations " + std::to_string(s.mr_per_call) + ", registry hits " +
+         std::to_string(s.mr_registry_hits);
 }
 
 std::vector<std::string> available_providers() {
@@ -260,6 +273,17 @@ struct Endpoint::Impl {
     reading,   // rendezvous receive: reading from the sender
   };
 
+  /// A user region registered once (register_region), until deregister_region.
+  struct Region {
+    std::uint64_t handle = 0;
+    std::uintptr_t base = 0;
+    std::size_t len = 0;
+    fid_mr* mr = nullptr;
+    void* desc = nullptr;
+    std::uint64_t key = 0;
+    std::size_t in_use = 0;  // live Reqs using its registration
+  };
+
   /// One operation's transport state. Owned by Impl (all_); op is nullptr once cancelled.
   struct Req {
     Ctx main;
@@ -276,7 +300,8 @@ struct Endpoint::Impl {
     const std::byte* sbuf = nullptr;
     std::byte* rbuf = nullptr;
     std::size_t size = 0;
-    fid_mr* mr = nullptr;
+    fid_mr* mr = nullptr;      // a per-call registration of the user buffer, or
+    Region* region = nullptr;  // the registered region the user buffer lies in
     void* desc = nullptr;
     std::byte* hdr = nullptr;  // this receive's header slot (rendezvous on), from hdr_slabs
     void* hdr_desc = nullptr;
@@ -339,6 +364,12 @@ struct Endpoint::Impl {
   fid_mr* prefix_mr = nullptr;
   void* prefix_desc = nullptr;
 
+  std::unordered_map<std::uint64_t, std::unique_ptr<Region>> regions;  // by handle
+  std::multimap<std::uintptr_t, Region*> regions_by_base;
+  std::size_t region_bytes = 0;
+  std::size_t longest_region = 0;
+  std::uint64_t next_region = 1;
+
   std::vector<std::byte> sink;
   fid_mr* sink_mr = nullptr;
   void* sink_desc = nullptr;
@@ -364,6 +395,8 @@ struct Endpoint::Impl {
   int reg(const void* buf, std::size_t len, std::uint64_t access, fid_mr** mr, void** desc);
   void unreg(fid_mr*& mr);
   int take_hdr(Req* r);
+  Region* find_region(const void* buf, std::size_t len) const;
+  int attach_user_buffer(Req* r, const void* buf, std::size_t len, std::uint64_t access);
   void free_req(Req* r);
   void fail_req(Req* r, Errc e, const std::string& msg);
   void complete_req(Req* r);
@@ -547,8 +580,38 @@ int Endpoint::Impl::take_hdr(Req* r) {
   return 0;
 }
 
+/// The registered region holding all of [buf, buf + len), or nullptr.
+Endpoint::Impl::Region* Endpoint::Impl::find_region(const void* buf, std::size_t len) const {
+  if (regions_by_base.empty()) return nullptr;
+  const auto a = reinterpret_cast<std::uintptr_t>(buf);
+  auto it = regions_by_base.upper_bound(a);
+  while (it != regions_by_base.begin()) {
+    --it;
+    if (a - it->first > longest_region) break;  // no region starting here or lower reaches
+    if (a - it->first <= it->second->len && len <= it->second->len - (a - it->first))
+      return it->second;
+  }
+  return nullptr;
+}
+
+/// Gives r the registration of its user buffer: its registered region's, else a per-call one.
+int Endpoint::Impl::attach_user_buffer(Req* r, const void* buf, std::size_t len,
+                                       std::uint64_t access) {
+  if (len == 0) return 0;
+  if (Region* g = find_region(buf, len)) {
+    r->region = g;
+    r->desc = g->desc;
+    ++g->in_use;
+    ++stats.mr_registry_hits;
+    return 0;
+  }
+  ++stats.mr_per_call;
+  return reg(buf, len, access, &r->mr, &r->desc);
+}
+
 void Endpoint::Impl::free_req(Req* r) {
   unreg(r->mr);
+  if (r->region != nullptr) --r->region->in_use;
   if (r->hdr != nullptr) hdr_free.push_back(r->hdr_slot);
   if (r->op != nullptr) by_op.erase(r->op);
   if (r->rendezvous && r->is_send) sends.erase(r->cookie);
@@ -960,6 +1023,9 @@ void Endpoint::Impl::close_all() {
   unreg(sink_mr);
   unreg(prefix_mr);
   for (HdrSlab& slab : hdr_slabs) unreg(slab.mr);
+  for (auto& [handle, g] : regions) unreg(g->mr);
+  regions.clear();
+  regions_by_base.clear();
   hdr_slabs.clear();
   hdr_free.clear();
   if (av != nullptr) fi_close(&av->fid);
@@ -1021,7 +1087,7 @@ void Endpoint::post_send(PostedOp* op) {
   m.all.insert(r);
   m.by_op.emplace(op, r);
   const int rc =
-      m.reg(r->sbuf, r->size, r->rendezvous ? FI_REMOTE_READ : FI_SEND, &r->mr, &r->desc);
+      m.attach_user_buffer(r, r->sbuf, r->size, r->rendezvous ? FI_REMOTE_READ : FI_SEND);
   if (rc != 0) {
     m.fail_req(r, Errc::transport, "ofi: fi_mr_reg of a send buffer failed: " + fi_text(rc));
     return;
@@ -1029,8 +1095,11 @@ void Endpoint::post_send(PostedOp* op) {
   const auto dst = static_cast<fi_addr_t>(op->peer);
   if (r->rendezvous) {
     r->cookie = m.next_cookie++;
-    r->rts = RtsHeader{r->cookie, m.mr_virt_addr ? reinterpret_cast<std::uint64_t>(r->sbuf) : 0,
-                       fi_mr_key(r->mr), r->size};
+    // The remote address is virtual (FI_MR_VIRT_ADDR) or an offset into the registration.
+    const auto addr = reinterpret_cast<std::uint64_t>(r->sbuf);
+    const std::uint64_t base = r->region != nullptr ? r->region->base : addr;
+    r->rts = RtsHeader{r->cookie, m.mr_virt_addr ? addr : addr - base,
+                       r->region != nullptr ? r->region->key : fi_mr_key(r->mr), r->size};
     m.sends.emplace(r->cookie, r);
     ++m.stats.rendezvous_messages;
     m.submit_tx(Impl::TxItem{Impl::TxKind::rts, r, dst, FinMsg{}});
@@ -1063,7 +1132,7 @@ void Endpoint::post_recv(PostedOp* op) {
   m.by_op.emplace(op, r);
   // The user buffer is both a receive target and the local side of rendezvous reads. The
   // header slot comes from the registered slabs.
-  int rc = m.reg(r->rbuf, r->size, FI_RECV | FI_READ, &r->mr, &r->desc);
+  int rc = m.attach_user_buffer(r, r->rbuf, r->size, FI_RECV | FI_READ);
   if (rc == 0 && m.rma) rc = m.take_hdr(r);
   if (rc != 0) {
     m.fail_req(r, Errc::transport, "ofi: fi_mr_reg of a receive buffer failed: " + fi_text(rc));
@@ -1115,6 +1184,61 @@ std::vector<int> Endpoint::pending_peers() const {
   peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   return peers;
 }
+
+std::uint64_t Endpoint::register_region(void* buf, std::size_t len) {
+  Impl& m = *impl_;
+  if (buf == nullptr || len == 0)
+    raise(Errc::invalid_argument, "ofi: registering a null buffer or zero bytes");
+  if (m.regions.size() >= m.opts.max_regions)
+    raise(Errc::no_memory, "ofi: the registry holds its maximum of " +
+                               std::to_string(m.opts.max_regions) +
+                               " regions (FABCOLL_MR_MAX_REGIONS); deregister some first");
+  if (len > m.opts.max_region_bytes || m.region_bytes > m.opts.max_region_bytes - len)
+    raise(Errc::no_memory, "ofi: registering " + std::to_string(len) + " bytes would exceed the " +
+                               "registry's bound of " + std::to_string(m.opts.max_region_bytes) +
+                               " bytes (FABCOLL_MR_MAX_BYTES; " + std::to_string(m.region_bytes) +
+                               " registered)");
+  auto g = std::make_unique<Impl::Region>();
+  const int rc = m.reg(buf, len, FI_SEND | FI_RECV | FI_READ | FI_REMOTE_READ, &g->mr, &g->desc);
+  if (rc != 0) raise_fi("fi_mr_reg of a registered region (" + std::to_string(len) + " B)", rc);
+  g->handle = m.next_region++;
+  g->base = reinterpret_cast<std::uintptr_t>(buf);
+  g->len = len;
+  g->key = fi_mr_key(g->mr);
+  m.regions_by_base.emplace(g->base, g.get());
+  m.region_bytes += len;
+  m.longest_region = std::max(m.longest_region, len);
+  const std::uint64_t handle = g->handle;
+  m.regions.emplace(handle, std::move(g));
+  return handle;
+}
+
+void Endpoint::deregister_region(std::uint64_t handle) {
+  Impl& m = *impl_;
+  const auto it = m.regions.find(handle);
+  if (it == m.regions.end())
+    raise(Errc::invalid_argument,
+          "ofi: no registered region " + std::to_string(handle) + " (deregistered already?)");
+  Impl::Region* g = it->second.get();
+  if (g->in_use > 0)
+    raise(Errc::invalid_argument, "ofi: the region is in use by " + std::to_string(g->in_use) +
+                                      " transfer(s) in flight; wait for them first");
+  for (auto b = m.regions_by_base.lower_bound(g->base);
+       b != m.regions_by_base.end() && b->first == g->base; ++b) {
+    if (b->second == g) {
+      m.regions_by_base.erase(b);
+      break;
+    }
+  }
+  m.region_bytes -= g->len;
+  m.unreg(g->mr);
+  m.regions.erase(it);
+  m.longest_region = 0;
+  for (const auto& [h, r] : m.regions) m.longest_region = std::max(m.longest_region, r->len);
+}
+
+std::size_t Endpoint::registered_regions() const { return impl_->regions.size(); }
+std::size_t Endpoint::registered_bytes() const { return impl_->region_bytes; }
 
 const Stats& Endpoint::stats() const { return impl_->stats; }
 const std::string& Endpoint::provider() const { return impl_->provider; }

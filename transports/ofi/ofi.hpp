@@ -63,6 +63,9 @@ struct Options {
   std::size_t eager_limit = 16384;
   /// false: never use the rendezvous (every message eager), as on providers without RMA.
   bool rendezvous = true;
+  /// Bounds of the registry of user regions (register_region): count and total bytes.
+  std::size_t max_regions = 1024;
+  std::size_t max_region_bytes = std::size_t{64} << 30;
 };
 
 /// Per-endpoint counters (FABCOLL_STATS).
@@ -70,14 +73,17 @@ struct Stats {
   std::uint64_t eager_messages = 0;
   std::uint64_t eager_bytes_sent = 0;
   std::uint64_t rendezvous_messages = 0;
-  std::uint64_t rma_bytes_sent = 0;  // payload bytes peers read from our buffers
-  std::uint64_t rma_bytes_read = 0;  // payload bytes we read from peers' buffers
-  std::uint64_t staged_bytes = 0;    // payload bytes copied through an internal buffer
-  std::uint64_t eagain_retries = 0;  // posts that got -FI_EAGAIN and were queued
+  std::uint64_t rma_bytes_sent = 0;    // payload bytes peers read from our buffers
+  std::uint64_t rma_bytes_read = 0;    // payload bytes we read from peers' buffers
+  std::uint64_t staged_bytes = 0;      // payload bytes copied through an internal buffer
+  std::uint64_t eagain_retries = 0;    // posts that got -FI_EAGAIN and were queued
+  std::uint64_t mr_per_call = 0;       // user buffers registered (fi_mr_reg) for one operation
+  std::uint64_t mr_registry_hits = 0;  // user buffers found inside a registered region
 };
 
 /// Options from the environment: provider from FABCOLL_PROVIDER, else FI_PROVIDER, else auto;
-/// timeout from FABCOLL_TIMEOUT (default_timeout_seconds()).
+/// timeout from FABCOLL_TIMEOUT (default_timeout_seconds()); rendezvous from
+/// FABCOLL_OFI_RENDEZVOUS; registry bounds from FABCOLL_MR_MAX_REGIONS, FABCOLL_MR_MAX_BYTES.
 Options options_from_environment();
 
 /// FABCOLL_OFI_RENDEZVOUS: "0" turns the rendezvous off; unset or anything else leaves it on.
@@ -109,6 +115,20 @@ class Endpoint final : public Transport {
   void cancel(PostedOp* op) override;
   bool progress() override;
   [[nodiscard]] std::vector<int> pending_peers() const override;
+
+  /// Registers [buf, buf + len) with the domain once (fi_mr_reg, also where the provider does
+  /// not require registration), kept until deregister_region: sends and receives whose buffer
+  /// lies inside use its descriptor and key instead of a per-call registration. Only regions
+  /// the user registers are kept; unregistered buffers are registered per call and released
+  /// with their operation (no cache: a freed and reused buffer must not meet a stale one).
+  /// Throws Errc::invalid_argument (null or empty), Errc::no_memory when the registry's
+  /// count or byte bound (Options) would be exceeded, Errc::transport when fi_mr_reg fails.
+  std::uint64_t register_region(void* buf, std::size_t len);
+  /// Releases a region. Throws Errc::invalid_argument when handle is unknown (deregistered
+  /// before) or a posted operation still uses the region (nothing is released then).
+  void deregister_region(std::uint64_t handle);
+  [[nodiscard]] std::size_t registered_regions() const;
+  [[nodiscard]] std::size_t registered_bytes() const;
 
   [[nodiscard]] const Stats& stats() const;
   /// The provider in use, as libfabric names it ("tcp;ofi_rxm").

@@ -188,6 +188,9 @@ class Transport {
   virtual void post_recv(PostedOp* op) = 0;
   /// Local computation of op->delay seconds: a virtual-time wait on sim, done at once elsewhere.
   virtual void post_delay(PostedOp* op) { op->complete(); }
+  /// True where local computation takes modelled time (sim): only there does a combine post a
+  /// delay op; real transports skip it (an op, a post and an await per combine).
+  [[nodiscard]] virtual bool models_compute() const { return false; }
   /// After it returns the transport never touches op again unless it set op->orphaned (then it
   /// frees op itself later).
   virtual void cancel(PostedOp* op) = 0;

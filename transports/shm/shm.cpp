@@ -240,8 +240,18 @@ void Endpoint::post_send(PostedOp* op) {
              "shm: world rank " + std::to_string(op->peer) + " is not on this node");
     return;
   }
-  sends_[static_cast<std::size_t>(li)].queue.push_back(op);
   ++stats_.messages;
+  SendState& s = sends_[static_cast<std::size_t>(li)];
+  // The common small case: nothing queued ahead, one frame, room in the ring.
+  if (s.queue.empty() && s.fins.empty() && s.zero_fill == 0 && op->size < cma_threshold_ &&
+      op->size <= kMaxFragment &&
+      write_frame(li, kData, op->tag, op->size, 0, op->send_data,
+                  static_cast<std::uint32_t>(op->size))) {
+    stats_.bytes_ring += op->size;
+    op->complete();
+    return;
+  }
+  s.queue.push_back(op);
   pump(li);
 }
 

@@ -13,6 +13,7 @@ class World::Endpoint final : public Transport {
   void post_send(PostedOp* op) override { w_->post_send(rank_, op); }
   void post_recv(PostedOp* op) override { w_->post_recv(rank_, op); }
   void post_delay(PostedOp* op) override { w_->post_delay(rank_, op); }
+  [[nodiscard]] bool models_compute() const override { return true; }
   void cancel(PostedOp* op) override { w_->cancel(rank_, op); }
   bool progress() override { return false; }
   [[nodiscard]] bool phantom() const override { return w_->phantom_; }
@@ -38,8 +39,8 @@ World::World(int p, CostModel model, bool phantom)
   comms_.reserve(static_cast<std::size_t>(p));
   for (int r = 0; r < p; ++r) {
     endpoints_.push_back(std::make_unique<Endpoint>(*this, r));
-    comms_.push_back(std::make_unique<Comm>(*endpoints_.back(), *this, r, p, std::vector<int>{},
-                                            0, model, &cids_[static_cast<std::size_t>(r)]));
+    comms_.push_back(std::make_unique<Comm>(*endpoints_.back(), *this, r, p, std::vector<int>{}, 0,
+                                            model, &cids_[static_cast<std::size_t>(r)]));
   }
 }
 
@@ -85,9 +86,9 @@ void World::post_recv(int dst, PostedOp* op) {
     Message& m = **it;
     if (m.src != src || m.tag != op->tag) continue;
     if (m.size > op->size) {
-      op->fail(Errc::truncation, "sim: message of " + std::to_string(m.size) +
-                                     " bytes from rank " + std::to_string(src) +
-                                     " into a receive of " + std::to_string(op->size));
+      op->fail(Errc::truncation, "sim: message of " + std::to_string(m.size) + " bytes from rank " +
+                                     std::to_string(src) + " into a receive of " +
+                                     std::to_string(op->size));
     } else {
       if (!phantom_ && m.size > 0) std::memcpy(op->recv_data, m.payload.data(), m.size);
       op->received = m.size;
@@ -128,9 +129,9 @@ void World::deliver(const Event& e) {
     if (recv->peer != e.src || recv->tag != send->tag) continue;
     posted.erase(it);
     if (size > recv->size) {
-      recv->fail(Errc::truncation, "sim: message of " + std::to_string(size) +
-                                       " bytes from rank " + std::to_string(e.src) +
-                                       " into a receive of " + std::to_string(recv->size));
+      recv->fail(Errc::truncation, "sim: message of " + std::to_string(size) + " bytes from rank " +
+                                       std::to_string(e.src) + " into a receive of " +
+                                       std::to_string(recv->size));
     } else {
       if (!phantom_ && !send->orphaned && size > 0)
         std::memcpy(recv->recv_data, send->send_data, size);

@@ -307,7 +307,7 @@ void start(fc_comm_t c, CollArgs& args, fc_request_t* req) {
   fabcoll::Comm& comm = comm_of(c);
   fabcoll::validate(comm, args);
   if (req == nullptr) {
-    fabcoll::run_blocking(comm, c->ctx->progress, fabcoll::run_collective(comm, args));
+    fabcoll::run_collective_blocking(comm, c->ctx->progress, args);
     return;
   }
   *req = new fc_request_s{

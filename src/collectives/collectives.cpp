@@ -536,6 +536,16 @@ void CollRequest::wait(double timeout_seconds) {
   finish();
 }
 
+void run_collective_blocking(Comm& comm, Progress& progress, CollArgs args) {
+  // run_collective without its own coroutine frame: the plan and the channel live on this
+  // stack for the whole call, the algorithm's task is driven directly.
+  if (comm.broken()) raise(Errc::broken, comm.broken_reason());
+  const Algorithm& alg = planned(comm, args);
+  Channel ch(comm, comm.next_sequence());
+  CollRequest r(comm, progress, alg.run(ch, args));
+  r.wait(progress.timeout_seconds());
+}
+
 void run_blocking(Comm& comm, Progress& progress, Task<> task) {
   CollRequest r(comm, progress, std::move(task));
   r.wait(progress.timeout_seconds());

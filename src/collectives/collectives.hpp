@@ -58,6 +58,10 @@ class CollRequest {
   Task<> task_;
 };
 
+/// run_blocking(run_collective(comm, args)) with one coroutine frame less (the blocking
+/// calls of the C API).
+void run_collective_blocking(Comm& comm, Progress& progress, CollArgs args);
+
 /// Blocking helper: start, then wait with FABCOLL_TIMEOUT.
 void run_blocking(Comm& comm, Progress& progress, Task<> task);
 

@@ -5,14 +5,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "bootstrap/launcher_store.hpp"
@@ -72,11 +75,17 @@ struct fc_mem_s {
   fc_context_s* ctx;
   void* buf;
   std::size_t len;
+  std::uint64_t ofi_region;  // the ofi endpoint's registration (0: no fabric endpoint)
 };
 
 namespace {
 
 thread_local std::string t_last_error;
+
+// Live fc_mem_t handles, so that deregistering one twice (or after fc_finalize) is a clear
+// error rather than a use after free.
+std::mutex g_mems_mutex;
+std::unordered_set<fc_mem_s*> g_mems;
 
 int fail(int code, std::string msg) {
   t_last_error = std::move(msg);
@@ -163,7 +172,7 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   // Every rank opens the fabric endpoint when any pair needs it (the address exchange is
   // collective), and the shm endpoint unless the fabric is forced for every peer.
   if (mode == "ofi" || nodes.nodes > 1) {
-    fabcoll::ofi::Options o;
+    fabcoll::ofi::Options o = fabcoll::ofi::options_from_environment();  // + registry bounds
     for (const char* var : {"FABCOLL_PROVIDER", "FI_PROVIDER"}) {
       if (const char* v = std::getenv(var); v != nullptr && *v != '\0') {
         o.provider = v;
@@ -272,6 +281,28 @@ void bootstrap_with_bcast(fc_context_s& c, int rank, int size, bool single_node,
   if (sp == std::string::npos)
     fabcoll::raise(Errc::transport, "bootstrap broadcast carried garbage");
   bootstrap_with_store(c, line.substr(0, sp), line.substr(sp + 1), rank, size);
+}
+
+/// Store::barrier that keeps the transports progressing meanwhile. Under manual progress a
+/// message this rank's transport queued may leave only while it progresses: the ofi
+/// rendezvous FIN of a receive that already completed here, for which the sender still waits
+/// (a plain barrier deadlocked fc_finalize after a large bcast over sockets).
+void progressing_barrier(fc_context_s& ctx, const std::string& name, double timeout_s) {
+  fabcoll::Store& store = *ctx.store;
+  store.put("barrier/" + name + "/" + std::to_string(store.rank()), "1");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (int r = 0; r < store.size(); ++r) {
+    const std::string key = "barrier/" + name + "/" + std::to_string(r);
+    for (;;) {
+      ctx.progress.poll();
+      try {
+        (void)store.get(key, 0.001);
+        break;
+      } catch (const fabcoll::EngineError&) {
+        if (std::chrono::steady_clock::now() >= deadline) throw;
+      }
+    }
+  }
 }
 
 /// Leaves the job: endpoints close first (their shutdown may use the store), then every rank
@@ -386,6 +417,7 @@ ContextInfo describe_context(fc_context_t ctx) {
 
 Comm& world_comm(fc_context_t ctx) { return *ctx->world.comm; }
 Progress& context_progress(fc_context_t ctx) { return ctx->progress; }
+ofi::Endpoint* context_ofi(fc_context_t ctx) { return ctx->ofi.get(); }
 
 }  // namespace fabcoll
 
@@ -489,20 +521,36 @@ int fc_finalize(fc_context_t ctx) {
             stderr,
             "fabcoll stats: world rank %d: ofi (%s) eager messages %llu (%llu bytes), "
             "rendezvous messages %llu, bytes read by peers (zero-copy) %llu, bytes we read "
-            "%llu, bytes staged %llu\n",
+            "%llu, bytes staged %llu, per-call registrations %llu, registry hits %llu, "
+            "registered regions %zu (%zu bytes)\n",
             ctx->world.comm->rank(), ctx->ofi->provider().c_str(),
             static_cast<unsigned long long>(st.eager_messages),
             static_cast<unsigned long long>(st.eager_bytes_sent),
             static_cast<unsigned long long>(st.rendezvous_messages),
             static_cast<unsigned long long>(st.rma_bytes_sent),
             static_cast<unsigned long long>(st.rma_bytes_read),
-            static_cast<unsigned long long>(st.staged_bytes));
+            static_cast<unsigned long long>(st.staged_bytes),
+            static_cast<unsigned long long>(st.mr_per_call),
+            static_cast<unsigned long long>(st.mr_registry_hits), ctx->ofi->registered_regions(),
+            ctx->ofi->registered_bytes());
       }
     }
     // Everyone leaves together, so no rank tears down its endpoint while a peer still reads
     // from it (CMA reads our buffers; the segment stays mapped until all are done).
-    if (ctx->store && !ctx->world.comm->broken())
-      ctx->store->barrier("finalize", fabcoll::default_timeout_seconds());
+    if (ctx->store && !ctx->world.comm->broken()) {
+      if (ctx->ofi)
+        progressing_barrier(*ctx, "finalize", fabcoll::default_timeout_seconds());
+      else
+        ctx->store->barrier("finalize", fabcoll::default_timeout_seconds());
+    }
+    {  // regions still registered go with their context (the endpoint closes their MRs)
+      const std::lock_guard lock(g_mems_mutex);
+      std::erase_if(g_mems, [ctx](fc_mem_s* m) {
+        if (m->ctx != ctx) return false;
+        delete m;
+        return true;
+      });
+    }
     teardown(ctx);
   });
 }
@@ -801,14 +849,43 @@ int fc_mem_register(fc_context_t ctx, void* buf, size_t len, fc_mem_t* mem) {
     need_out(mem, "mem");
     if (buf == nullptr || len == 0)
       fabcoll::raise(Errc::invalid_argument, "fc_mem_register: null buffer or zero length");
-    *mem = new fc_mem_s{ctx, buf, len};
+    auto m = std::make_unique<fc_mem_s>(fc_mem_s{ctx, buf, len, 0});
+    // Registered with the fabric domain once, until fc_mem_deregister (bounded: see
+    // FABCOLL_MR_MAX_REGIONS / FABCOLL_MR_MAX_BYTES). Without a fabric endpoint (one node,
+    // own shm transport) nothing needs registering: the region is only recorded.
+    if (ctx->ofi) m->ofi_region = ctx->ofi->register_region(buf, len);
+    const std::lock_guard lock(g_mems_mutex);
+    g_mems.insert(m.get());
+    *mem = m.release();
   });
 }
 
 int fc_mem_deregister(fc_mem_t* mem) {
   return guarded([&] {
     need_out(mem, "mem");
-    delete *mem;
+    fc_mem_s* m = *mem;
+    if (m == nullptr)
+      fabcoll::raise(Errc::invalid_argument,
+                     "fc_mem_deregister: the handle is null (deregistered already?)");
+    {
+      const std::lock_guard lock(g_mems_mutex);
+      if (g_mems.count(m) == 0)
+        fabcoll::raise(Errc::invalid_argument,
+                       "fc_mem_deregister: unknown region (deregistered already, or its "
+                       "context was finalized)");
+    }
+    if (m->ctx->outstanding_requests > 0)
+      fabcoll::raise(Errc::invalid_argument,
+                     "fc_mem_deregister: " + std::to_string(m->ctx->outstanding_requests) +
+                         " nonblocking collective(s) in flight on this context; fc_wait them "
+                         "first");
+    // Refuses (nothing released) while a posted transfer still uses the registration.
+    if (m->ofi_region != 0 && m->ctx->ofi) m->ctx->ofi->deregister_region(m->ofi_region);
+    {
+      const std::lock_guard lock(g_mems_mutex);
+      g_mems.erase(m);
+    }
+    delete m;
     *mem = nullptr;
   });
 }

@@ -10,6 +10,9 @@ namespace fabcoll {
 
 class Comm;
 class Progress;
+namespace ofi {
+class Endpoint;
+}
 
 struct ContextInfo {
   int rank = 0;
@@ -25,5 +28,7 @@ ContextInfo describe_context(fc_context_t ctx);
 /// The world communicator and progress engine behind a context (benchmarks drive them).
 Comm& world_comm(fc_context_t ctx);
 Progress& context_progress(fc_context_t ctx);
+/// The context's fabric endpoint (its stats, its registry), or nullptr when it has none.
+ofi::Endpoint* context_ofi(fc_context_t ctx);
 
 }  // namespace fabcoll

@@ -121,7 +121,8 @@ bool wait_all(RankCtx& c, const std::vector<Transfer*>& ts, double seconds = kWa
       std::string pending;
       for (std::size_t i = 0; i < ts.size(); ++i)
         if (!ts[i]->finished()) pending += " " + std::to_string(i);
-      ADD_FAILURE() << "rank " << c.rank << ": transfers still pending:" << pending;
+      ADD_FAILURE() << "rank " << c.rank << ": transfers still pending:" << pending << "\n"
+                    << c.ep.debug_state();
       return false;
     }
     c.progress.poll();

@@ -61,6 +61,12 @@ constexpr std::uint64_t kRtsBit = std::uint64_t{1} << 63;
 constexpr std::size_t kCtrlSlots = 64;  // pre-posted FIN receive slots
 constexpr std::size_t kCtrlSlotBytes = 64;
 constexpr std::size_t kReadsInFlight = 4;  // per rendezvous receive
+// Per endpoint, over all receives. Without a cap, 200 rendezvous receives each way between two
+// sockets endpoints stalled for good with 94 reads in flight on each side, none completing
+// (ManyOutstandingRendezvousToOnePeer, about one run in six). Our reading: the sockets provider
+// serves our reads, their responses and the peer's read requests from one fixed pool of
+// SOCK_PE_MAX_ENTRIES = 128 progress entries per domain, which 94 + 94 exhausted.
+constexpr std::size_t kEndpointReadsInFlight = 16;
 // Reads in chunks of at most 1 MiB: large single copies fall off L2 (DESIGN facts: CMA and
 // memcpy both lose half their speed beyond 1 MiB), and providers may cap RMA sizes.
 constexpr std::size_t kReadChunk = std::size_t{1} << 20;
@@ -386,6 +392,10 @@ struct Endpoint::Impl {
   std::deque<TxItem> tx_queue;
   std::deque<Req*> rx_queue;
   Stats stats;
+  std::size_t reads_outstanding = 0;  // fi_reads in flight, all receives (kEndpointReadsInFlight)
+  std::uint64_t fins_received = 0;    // debug_state()
+  std::uint64_t fins_sent = 0;
+  std::uint64_t fins_unknown = 0;
 
   void open();
   void exchange_addresses();
@@ -678,10 +688,15 @@ int Endpoint::Impl::try_tx(TxItem& item) {
     case TxKind::fin:
       rc = static_cast<int>(fi_inject(ep, &item.fin, sizeof(FinMsg), item.peer));
       if (is_busy(rc)) return -FI_EAGAIN;
+      if (rc == 0) ++fins_sent;
       // A FIN that cannot be sent leaves the sender to its deadline; nothing else to do here.
       return 0;
     case TxKind::read:
       while (r->read_next < r->rts.size && r->reads_in_flight < kReadsInFlight && !r->read_failed) {
+        if (reads_outstanding >= kEndpointReadsInFlight) {
+          rc = -FI_EAGAIN;  // retried from the queue when a read completes
+          break;
+        }
         std::size_t slot = 0;
         while (r->read_busy[slot]) ++slot;
         const std::size_t len = std::min(read_chunk, r->rts.size - r->read_next);
@@ -693,6 +708,7 @@ int Endpoint::Impl::try_tx(TxItem& item) {
         r->read_len[slot] = len;
         r->read_next += len;
         ++r->reads_in_flight;
+        ++reads_outstanding;
       }
       if (is_busy(rc)) return -FI_EAGAIN;
       if (rc != 0) {
@@ -831,8 +847,12 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
     FinMsg fin{};
     std::memcpy(&fin, ctrl_buf.data() + ctx->index * kCtrlSlotBytes, sizeof fin);
     post_ctrl(ctx->index);
+    ++fins_received;
     const auto it = sends.find(fin.cookie);
-    if (it == sends.end()) return;  // its send was cancelled
+    if (it == sends.end()) {  // its send was cancelled
+      ++fins_unknown;
+      return;
+    }
     Req* r = it->second;
     if (fin.status == kFinFailed) {
       fail_req(
@@ -849,6 +869,7 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
   if (ctx->kind == CtxKind::read) {
     r->read_busy[ctx->index] = false;
     --r->reads_in_flight;
+    --reads_outstanding;
     if (r->read_next < r->rts.size && !r->read_failed) {
       if (!r->tx_queued)
         submit_tx(TxItem{TxKind::read, r, static_cast<fi_addr_t>(r->peer), FinMsg{}});
@@ -916,6 +937,7 @@ void Endpoint::Impl::on_error(const fi_cq_err_entry& e) {
   if (ctx->kind == CtxKind::read) {
     r->read_busy[ctx->index] = false;
     --r->reads_in_flight;
+    --reads_outstanding;
     if (!r->read_failed) {
       r->read_failed = true;
       r->fail_message =
@@ -1244,6 +1266,32 @@ const Stats& Endpoint::stats() const { return impl_->stats; }
 const std::string& Endpoint::provider() const { return impl_->provider; }
 bool Endpoint::rendezvous_enabled() const { return impl_->rma; }
 std::size_t Endpoint::eager_limit() const { return impl_->eager_limit; }
+
+std::string Endpoint::debug_state() const {
+  const Impl& m = *impl_;
+  std::size_t by_phase[4] = {0, 0, 0, 0};
+  std::size_t sends = 0;
+  std::size_t reads = 0;
+  std::size_t queued_flag = 0;
+  for (const Impl::Req* r : m.all) {
+    ++by_phase[static_cast<int>(r->phase)];
+    sends += r->is_send ? 1 : 0;
+    reads += r->reads_in_flight;
+    queued_flag += r->tx_queued ? 1 : 0;
+  }
+  std::size_t fins = 0;
+  for (const Impl::TxItem& i : m.tx_queue) fins += i.kind == Impl::TxKind::fin ? 1 : 0;
+  return "rank " + std::to_string(m.rank) + ": " + std::to_string(m.all.size()) + " requests (" +
+         std::to_string(sends) + " sends; queued " + std::to_string(by_phase[0]) + ", posted " +
+         std::to_string(by_phase[1]) + ", waiting for FIN " + std::to_string(by_phase[2]) +
+         ", reading " + std::to_string(by_phase[3]) + "), reads in flight " +
+         std::to_string(reads) + ", tx queue " + std::to_string(m.tx_queue.size()) + " (" +
+         std::to_string(fins) + " FINs, " + std::to_string(queued_flag) + " flagged), rx queue " +
+         std::to_string(m.rx_queue.size()) + ", FIN slots to repost " +
+         std::to_string(m.ctrl_repost.size()) + ", FINs received " +
+         std::to_string(m.fins_received) + ", FINs sent " + std::to_string(m.fins_sent) +
+         ", FINs for unknown cookies " + std::to_string(m.fins_unknown);
+}
 
 std::string Endpoint::describe() const {
   const Impl& m = *impl_;

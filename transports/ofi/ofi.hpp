@@ -138,6 +138,8 @@ class Endpoint final : public Transport {
   [[nodiscard]] std::size_t eager_limit() const;
   /// One line on what was negotiated: provider, progress modes, mr_mode bits, RTS marker.
   [[nodiscard]] std::string describe() const;
+  /// What is in flight, for diagnosing a stall: requests per phase, queued posts, FIN slots.
+  [[nodiscard]] std::string debug_state() const;
 
   struct Impl;
 

@@ -46,12 +46,16 @@ Task<> allreduce_recursive_doubling(Channel& ch, MutableBytes buf, const ReduceO
 extern const Algorithm kAllreduceRabenseifner;
 extern const Algorithm kAllreduceHybrid;
 /// LAWN 29 Fig. 4 with a given strategy S (bit j = S_j, tuning/lawn29.hpp); fold_halves picks
-/// the non-power-of-two fold. Buffers split on elem_size boundaries.
+/// the non-power-of-two fold. Buffers split on elem_size boundaries. input: this rank's data
+/// when it is not already in buf (empty or buf itself: in place); it is read, never written,
+/// and the first exchange combines from it straight into buf (no copy into buf first).
 Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem_size,
-                                 const ReduceOp& op, std::uint32_t strategy, bool fold_halves);
-Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op);
+                                 const ReduceOp& op, std::uint32_t strategy, bool fold_halves,
+                                 ConstBytes input = {});
+Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op,
+                        ConstBytes input = {});
 Task<> allreduce_rabenseifner(Channel& ch, MutableBytes buf, std::size_t elem_size,
-                              const ReduceOp& op);
+                              const ReduceOp& op, ConstBytes input = {});
 extern const Algorithm kScanHypercube;
 extern const Algorithm kExscanHypercube;
 /// Sanders et al. §13.3 hypercube prefix: inclusive (scan) or exclusive (exscan) in place.

@@ -43,15 +43,26 @@ struct Segment {
 MutableBytes part(MutableBytes buf, Segment s, std::size_t elem_size) {
   return buf.subspan(s.lo * elem_size, s.size() * elem_size);
 }
+ConstBytes part(ConstBytes buf, Segment s, std::size_t elem_size) {
+  return buf.subspan(s.lo * elem_size, s.size() * elem_size);
+}
 
 }  // namespace
 
 Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem_size,
-                                 const ReduceOp& op, std::uint32_t strategy, bool fold_halves) {
+                                 const ReduceOp& op, std::uint32_t strategy, bool fold_halves,
+                                 ConstBytes input) {
   const Hypercube cube{ch.size()};
   const int me = ch.rank();
   const int d = cube.dim();
   const std::size_t count = buf.size() / elem_size;
+  // A separate input is read by the first exchange only: it sends from the input and combines
+  // input ⊕ received straight into buf (ranks in a fold, and p = 1, copy it in first instead).
+  bool separate = !input.empty() && input.data() != buf.data();
+  if (separate && (d == 0 || cube.is_extra(me) || cube.has_extra(me))) {
+    ch.copy(buf, input);
+    separate = false;
+  }
   const MutableBytes tmp = ch.scratch(buf.size());
   // The fold splits the vector into a lower half (the surplus rank combines it) and an upper
   // half (the cube rank combines it).
@@ -122,12 +133,15 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
       given[static_cast<std::size_t>(t)] = out_seg;
     }
     const MutableBytes theirs = part(tmp, Segment{0, mine.size()}, elem_size);
-    Transfer out = ch.send(partner, part(buf, out_seg, elem_size), step);
+    const ConstBytes src = t == 0 && separate ? input : ConstBytes(buf);
+    Transfer out = ch.send(partner, part(src, out_seg, elem_size), step);
     Transfer in = ch.recv(partner, theirs, step);
     co_await out;
     co_await in;
-    Transfer work = pv < v ? ch.combine_left(op, theirs, part(buf, mine, elem_size))
-                           : ch.combine_right(op, part(buf, mine, elem_size), theirs);
+    const ConstBytes own = part(src, mine, elem_size);
+    const MutableBytes res = part(buf, mine, elem_size);
+    Transfer work = pv < v ? ch.combine_into(op, theirs, own, res)  // lower ranks on the left
+                           : ch.combine_into(op, own, theirs, res);
     co_await work;
   }
   for (int t = d - 1; t >= 0; --t) {
@@ -148,17 +162,19 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
   }
 }
 
-Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op) {
+Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op,
+                        ConstBytes input) {
   const Hypercube cube{ch.size()};
   const auto n = static_cast<double>(buf.size());
   return allreduce_hybrid_strategy(ch, buf, elem_size, op,
                                    tuning::theorem1_strategy(n, cube.dim(), ch.model()),
-                                   /*fold_halves=*/false);
+                                   /*fold_halves=*/false, input);
 }
 
 namespace {
 Task<> run_hybrid(Channel& ch, const CollArgs& a) {
-  return allreduce_hybrid(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.op);
+  return allreduce_hybrid(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.op,
+                          bytes_of(a.sendbuf, a.bytes()));
 }
 double cost_hybrid(const CostQuery& q) {
   const Hypercube cube{q.p};
@@ -181,6 +197,7 @@ const Algorithm kAllreduceHybrid{
     .optimal_k = nullptr,
     .run = run_hybrid,
     .test = "allreduce_scan_test.AllreduceHybridMatchesCorollary4",
+    .separate_input = true,
 };
 
 }  // namespace fabcoll::algorithms

@@ -26,15 +26,16 @@
 namespace fabcoll::algorithms {
 
 Task<> allreduce_rabenseifner(Channel& ch, MutableBytes buf, std::size_t elem_size,
-                              const ReduceOp& op) {
+                              const ReduceOp& op, ConstBytes input) {
   const Hypercube cube{ch.size()};
   return allreduce_hybrid_strategy(ch, buf, elem_size, op, tuning::version3(cube.dim()),
-                                   /*fold_halves=*/true);
+                                   /*fold_halves=*/true, input);
 }
 
 namespace {
 Task<> run_rabenseifner(Channel& ch, const CollArgs& a) {
-  return allreduce_rabenseifner(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.op);
+  return allreduce_rabenseifner(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.op,
+                                bytes_of(a.sendbuf, a.bytes()));
 }
 double cost_rabenseifner(const CostQuery& q) {
   const Hypercube cube{q.p};
@@ -57,6 +58,7 @@ const Algorithm kAllreduceRabenseifner{
     .optimal_k = nullptr,
     .run = run_rabenseifner,
     .test = "allreduce_scan_test.AllreduceRabenseifnerMatchesLawn29Version3",
+    .separate_input = true,
 };
 
 }  // namespace fabcoll::algorithms

@@ -40,7 +40,9 @@ const char* collective_name(Collective c) noexcept;
 ///             (other ranks may pass null).
 ///  allreduce, scan, exscan
 ///             recvbuf holds this rank's input on entry and the result on exit (in place);
-///             exscan leaves rank 0's recvbuf as it was.
+///             exscan leaves rank 0's recvbuf as it was. An all-reduce algorithm that sets
+///             separate_input instead finds its input in sendbuf (== recvbuf when in place;
+///             never written) and recvbuf's contents undefined on entry.
 ///  gather     sendbuf: this rank's block (block bytes); recvbuf at root: p blocks. sendbuf may
 ///             alias the root's own block in recvbuf (in-place form).
 ///  scatter    sendbuf at root: p blocks; recvbuf: this rank's block (may alias root's block).
@@ -90,6 +92,9 @@ struct Algorithm {
   double (*optimal_k)(const CostQuery& q);
   Task<> (*run)(Channel& ch, const CollArgs& args);
   std::string_view test;  // the test that checks its cost
+  /// All-reduce: reads its input from sendbuf itself (see CollArgs), so the engine does not
+  /// copy sendbuf into recvbuf before the call (a pass over n bytes saved).
+  bool separate_input = false;
 };
 
 /// Every registered algorithm.

@@ -204,6 +204,15 @@ const Algorithm& planned(Comm& comm, CollArgs& args) {
   return alg;
 }
 
+/// An all-reduce's input goes into recvbuf (the contract of CollArgs) unless alg reads it
+/// from sendbuf itself.
+void with_input(const Algorithm& alg, CollArgs& args) {
+  if (args.coll != Collective::allreduce || args.sendbuf == args.recvbuf || alg.separate_input)
+    return;
+  if (args.bytes() > 0) std::memcpy(args.recvbuf, args.sendbuf, args.bytes());
+  args.sendbuf = args.recvbuf;
+}
+
 }  // namespace
 
 Task<> run_collective(Comm& comm, CollArgs args, const Algorithm* alg) {
@@ -213,6 +222,7 @@ Task<> run_collective(Comm& comm, CollArgs args, const Algorithm* alg) {
   } else if (alg->optimal_k != nullptr) {
     args.packets = packet_count(comm, *alg, args);
   }
+  with_input(*alg, args);
   Channel ch(comm, comm.next_sequence());
   Task<> body = alg->run(ch, args);
   co_await body;
@@ -275,6 +285,17 @@ void validate(const Comm& comm, CollArgs& a) {
       return;
     }
     case Collective::allreduce:
+      // The input stays in sendbuf: copied into recvbuf after selection unless the algorithm
+      // reads it from sendbuf itself (Algorithm::separate_input, see with_input).
+      need_buffer(a.recvbuf, n, "recvbuf");
+      if (!in_place) {
+        need_buffer(a.sendbuf, n, "sendbuf");
+        if (n > 0 && (a.sendbuf == a.recvbuf || overlaps(a.sendbuf, n, a.recvbuf, n)))
+          raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
+      } else {
+        a.sendbuf = a.recvbuf;
+      }
+      return;
     case Collective::scan:
     case Collective::exscan:
       need_buffer(a.recvbuf, n, "recvbuf");
@@ -541,6 +562,7 @@ void run_collective_blocking(Comm& comm, Progress& progress, CollArgs args) {
   // stack for the whole call, the algorithm's task is driven directly.
   if (comm.broken()) raise(Errc::broken, comm.broken_reason());
   const Algorithm& alg = planned(comm, args);
+  with_input(alg, args);
   Channel ch(comm, comm.next_sequence());
   CollRequest r(comm, progress, alg.run(ch, args));
   r.wait(progress.timeout_seconds());

@@ -1,5 +1,6 @@
 #include "engine/channel.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace fabcoll {
@@ -61,6 +62,28 @@ Transfer Channel::combine_left(const ReduceOp& op, ConstBytes in, MutableBytes i
 Transfer Channel::combine_right(const ReduceOp& op, MutableBytes inout, ConstBytes in) {
   if (!phantom()) op.combine_right(inout.data(), in.data(), inout.size() / op.elem_size());
   return compute(inout.size());
+}
+
+Transfer Channel::combine_into(const ReduceOp& op, ConstBytes left, ConstBytes right,
+                               MutableBytes out) {
+  if (!phantom() && !out.empty()) {
+    const std::size_t es = op.elem_size();
+    if (out.data() == left.data()) {
+      op.combine_right(out.data(), right.data(), out.size() / es);
+    } else if (out.data() == right.data()) {
+      op.combine_left(left.data(), out.data(), out.size() / es);
+    } else {
+      // out = right, then out = left ⊕ out (the direction user operators compute natively).
+      constexpr std::size_t kBlock = 16384;
+      const std::size_t block = std::max<std::size_t>(es, kBlock / es * es);
+      for (std::size_t off = 0; off < out.size(); off += block) {
+        const std::size_t len = std::min(block, out.size() - off);
+        std::memcpy(out.data() + off, right.data() + off, len);
+        op.combine_left(left.data() + off, out.data() + off, len / es);
+      }
+    }
+  }
+  return compute(out.size());
 }
 
 void Channel::copy(MutableBytes dst, ConstBytes src) const {

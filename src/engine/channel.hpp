@@ -37,6 +37,10 @@ class Channel {
   Transfer combine_left(const ReduceOp& op, ConstBytes in, MutableBytes inout);
   /// inout = inout (op) in (in holds higher ranks' data); returns the γ cost to await.
   Transfer combine_right(const ReduceOp& op, MutableBytes inout, ConstBytes in);
+  /// out = left ⊕ right (left: the lower ranks' data) into a third buffer (out may alias
+  /// either operand), block by block so each block's copy is still in L1 when it is combined:
+  /// an algorithm need not copy its input into out first. Modelled as combine_left.
+  Transfer combine_into(const ReduceOp& op, ConstBytes left, ConstBytes right, MutableBytes out);
   /// memmove unless phantom (local copies are free in the model).
   void copy(MutableBytes dst, ConstBytes src) const;
 

@@ -26,6 +26,7 @@ struct Case {
   int root = 0;
   std::size_t packets = 0;
   CostModel model{};
+  bool separate_input = false;  // all-reduce: the input in its own sendbuf, recvbuf poisoned
 };
 
 inline std::string describe(const Case& c) {
@@ -116,7 +117,11 @@ inline ::testing::AssertionResult check_case(const Case& c) {
         expect[ur] = r == c.root ? serial_reduce(in, 0, np, op, c.count) : out[ur];
         break;
       case Collective::allreduce:
-        out[ur] = in[ur];
+        if (c.separate_input) {
+          out[ur].assign(in[ur].size(), kPoison);
+        } else {
+          out[ur] = in[ur];
+        }
         expect[ur] = serial_reduce(in, 0, np, op, c.count);
         break;
       case Collective::scan:
@@ -187,6 +192,7 @@ inline ::testing::AssertionResult check_case(const Case& c) {
         break;
     }
   }
+  const std::vector<std::vector<std::byte>> in_before = c.separate_input ? in : decltype(in){};
   sim::World world(p, c.model);
   std::vector<CollArgs> args(np);
   try {
@@ -224,10 +230,18 @@ inline ::testing::AssertionResult check_case(const Case& c) {
         a.counts = rcounts[ur].data();
         a.displs = rdispls[ur].data();
       }
+      if (coll == Collective::allreduce && c.separate_input)
+        a.sendbuf = in[ur].empty() ? nullptr : in[ur].data();
       return run_collective(comm, a, c.alg);
     });
   } catch (const std::exception& e) {
     return ::testing::AssertionFailure() << describe(c) << ": threw " << e.what();
+  }
+  if (c.separate_input) {  // the input is read, never written
+    for (std::size_t r = 0; r < np; ++r)
+      if (in[r] != in_before[r])
+        return ::testing::AssertionFailure()
+               << describe(c) << ": rank " << r << " sendbuf was modified";
   }
   for (std::size_t r = 0; r < np; ++r) {
     if (coll == Collective::reduce && static_cast<int>(r) != c.root) continue;

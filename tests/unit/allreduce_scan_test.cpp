@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -255,6 +256,40 @@ TEST(AllreduceScan, EveryHybridStrategyMatchesTheSerialReference) {
     }
   }
   free_user_op(matmul);
+}
+
+TEST(AllreduceScan, EveryAllreduceWithASeparateInputMatchesTheSerialReference) {
+  // sendbuf != recvbuf with recvbuf poisoned: the algorithms that read their input from sendbuf
+  // (separate_input: hybrid, rabenseifner combine it straight into recvbuf in their first
+  // exchange) and the others (the engine copies it in first) must give the serial result and
+  // leave sendbuf untouched, for sums and the non-commutative matrix product.
+  const fc_op_t matmul = register_user_op(matmul2x2, false);
+  int separate = 0;
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->coll != Collective::allreduce) continue;
+    separate += alg->separate_input ? 1 : 0;
+    for (const int p : {1, 2, 3, 4, 5, 8, 13}) {
+      if (alg->needs_power_of_two && !std::has_single_bit(static_cast<unsigned>(p))) continue;
+      for (const std::size_t count :
+           {std::size_t{0}, std::size_t{1}, std::size_t{37}, std::size_t{1000}}) {
+        Case c;
+        c.alg = alg;
+        c.p = p;
+        c.count = count;
+        c.dt = FC_DOUBLE;
+        c.op = FC_SUM;
+        c.separate_input = true;
+        ASSERT_TRUE(check_case(c));
+        if (alg->needs_commutative) continue;
+        c.count = 4 * count;
+        c.dt = FC_UINT32;
+        c.op = matmul;
+        ASSERT_TRUE(check_case(c));
+      }
+    }
+  }
+  free_user_op(matmul);
+  EXPECT_GE(separate, 2);  // hybrid and rabenseifner
 }
 
 TEST(AllreduceScan, AllreduceHybridWithMixedStrategiesMatchesTheSerialReference) {

@@ -207,8 +207,15 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   const std::string link = fabric ? "ofi/" + c.ofi->provider() : "shm";
   std::string notice;
   if (const auto tuning = fabcoll::tuning::load_tuning(notice)) {
-    c.world.comm->set_model(fabcoll::tuning::model_for(*tuning, link));
-    c.tuning = "tuning file " + fabcoll::tuning::tuning_path() + " (" + link + ")";
+    // The entry of this link class measured in this layout (local ranks vs cores), if any.
+    c.world.comm->set_model(fabcoll::tuning::model_for(*tuning, link, 0, local_ranks));
+    const fabcoll::tuning::LinkParams* used = fabcoll::tuning::link_for(*tuning, link, local_ranks);
+    c.tuning = "tuning file " + fabcoll::tuning::tuning_path() + " (" + link +
+               (used != nullptr
+                    ? ", " + used->link_class + " measured " +
+                          fabcoll::tuning::layout_name(used->local_ranks, tuning->machine.cores)
+                    : std::string(", no entry: defaults")) +
+               ")";
   } else {
     // Defaults per link class (measured once on the development machine; calibrate to replace).
     c.world.comm->set_model(fabric ? fabcoll::CostModel{10e-6, 4e-10, 1e-10}

@@ -168,38 +168,74 @@ std::vector<double> pingpong_sizes(bool quick) {
   return s;
 }
 
-PingPong measure_pingpong(fc_comm_t world, int rank, bool quick, ProgressLine& prog) {
+/// Ping-pong times per size. quiet: ranks 0 and 1 alone, the others asleep in a barrier (each
+/// rank of the pair has a core of its own when the node has two). all_pairs: every rank at once,
+/// pairs (0,1), (2,3), … ping-ponging concurrently (as osu_mbw_mr does), an odd last rank asleep;
+/// the time per size is the mean over the pairs of each pair's median. That is the layout the
+/// collectives run in when the node has fewer cores than ranks: every message waits for its
+/// receiver to be scheduled, and the pairs share the cores and the memory bandwidth.
+PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool quick,
+                          ProgressLine& prog) {
   PingPong out;
+  const int pairs = all_pairs ? p / 2 : 1;
+  const bool in_pair = rank < 2 * pairs;
   fc_comm_t pair = FC_COMM_NULL;
-  check(fc_comm_split(world, rank < 2 ? 0 : FC_UNDEFINED, rank, &pair), "split");
+  check(fc_comm_split(world, in_pair ? rank / 2 : FC_UNDEFINED, rank, &pair), "split");
   const auto sizes = pingpong_sizes(quick);
+  std::vector<double> medians(sizes.size(), 0.0);
   if (pair != FC_COMM_NULL) {
     Force force(Collective::bcast, "binomial", 0);  // at p = 2: exactly one send
     std::vector<char> buf(static_cast<std::size_t>(sizes.back()), 1);
-    for (double n : sizes) {
+    std::vector<char> buf2(all_pairs ? buf.size() : 0, 2);
+    // One exchange: both ranks of the pair send n bytes to each other at once (two concurrent
+    // p = 2 bcasts, one from each end).
+    const auto exchange = [&](std::size_t bytes) {
+      fc_request_t r0, r1;
+      check(fc_ibcast(buf.data(), bytes, FC_BYTE, 0, pair, &r0), "ibcast");
+      check(fc_ibcast(buf2.data(), bytes, FC_BYTE, 1, pair, &r1), "ibcast");
+      check(fc_wait(&r0), "wait");
+      check(fc_wait(&r1), "wait");
+    };
+    for (std::size_t s = 0; s < sizes.size(); ++s) {
+      const double n = sizes[s];
       const auto bytes = static_cast<std::size_t>(n);
       const int reps = pingpong_reps(n, quick);
-      for (int w = 0; w < 2; ++w) {
-        check(fc_bcast(buf.data(), bytes, FC_BYTE, 0, pair), "bcast");
-        check(fc_bcast(buf.data(), bytes, FC_BYTE, 1, pair), "bcast");
-      }
+      // All pairs start each size together (they run concurrently, not one after another).
+      if (all_pairs) check(fc_barrier(world), "barrier");
+      const auto round_trip = [&] {
+        if (all_pairs && std::getenv("FABCOLL_CAL_PINGPONG") == nullptr) {
+          exchange(bytes);
+          exchange(bytes);
+        } else {
+          check(fc_bcast(buf.data(), bytes, FC_BYTE, 0, pair), "bcast");
+          check(fc_bcast(buf.data(), bytes, FC_BYTE, 1, pair), "bcast");
+        }
+      };
+      for (int w = 0; w < 2; ++w) round_trip();
       std::vector<double> ts;
       for (int r = 0; r < reps; ++r) {
         const double t0 = now();
-        check(fc_bcast(buf.data(), bytes, FC_BYTE, 0, pair), "bcast");
-        check(fc_bcast(buf.data(), bytes, FC_BYTE, 1, pair), "bcast");
+        round_trip();
         const double t = (now() - t0) / 2;
         ts.push_back(t);
-        out.all.push_back({n, t});
+        if (rank == 0) out.all.push_back({n, t});
       }
-      out.medians.push_back({n, median(ts)});
+      if (rank % 2 == 0) medians[s] = median(ts) / pairs;
       prog.advance(1);
     }
     check(fc_comm_free(&pair), "comm_free");
-    check(fc_barrier(world), "barrier");
-  } else {
-    idle_barrier(world);
+  } else if (all_pairs) {
+    for (std::size_t s = 0; s < sizes.size(); ++s) idle_barrier(world);
   }
+  if (all_pairs || pair != FC_COMM_NULL)
+    check(fc_barrier(world), "barrier");
+  else
+    idle_barrier(world);
+  // Mean over the pairs (each pair's first rank contributed median / pairs).
+  std::vector<double> sum(sizes.size(), 0.0);
+  check(fc_allreduce(medians.data(), sum.data(), sizes.size(), FC_DOUBLE, FC_SUM, world),
+        "allreduce");
+  for (std::size_t s = 0; s < sizes.size(); ++s) out.medians.push_back({sizes[s], sum[s]});
   return out;
 }
 
@@ -243,24 +279,21 @@ std::vector<tuning::GammaEntry> measure_gamma(
   return out;
 }
 
-/// The table for p ranks under the fitted link (two models when there is a protocol break).
+/// The fitted link of p ranks (both segments and the break).
+tuning::LinkModel link_model(const tuning::TuningFile& f, const std::string& link, int p) {
+  const tuning::LinkParams* l = tuning::link_for(f, link, p);
+  const double brk = l != nullptr ? l->break_bytes : 0;
+  return {tuning::model_for(f, link, 0, p), tuning::model_for(f, link, std::max(brk, 0.0), p), brk};
+}
+
+/// The table for p ranks under the fitted link. One scan over the whole range with every
+/// algorithm costed as the validation predicts it (tuning::algorithm_cost with the LinkModel):
+/// above a protocol break a pipelined algorithm's packets may fall below it and cost α, β of
+/// the lower segment. (Two tables, each with one segment's whole-message model, chose
+/// algorithms above the break by costs that neither the packet choice nor the validation used.)
 std::vector<tuning::CrossoverSegment> table_for(Collective c, int p, const tuning::TuningFile& f,
                                                 const std::string& link, double n_max) {
-  const tuning::LinkParams& l = f.links.front();
-  std::vector<tuning::CrossoverSegment> t;
-  const double brk = l.break_bytes > 0 ? std::min(l.break_bytes, n_max) : n_max;
-  t = tuning::crossover_table(c, p, tuning::model_for(f, link, 0), {.n_min = 1, .n_max = brk});
-  if (brk < n_max) {
-    auto hi = tuning::crossover_table(c, p, tuning::model_for(f, link, brk),
-                                      {.n_min = brk, .n_max = n_max});
-    for (const auto& s : hi) {
-      if (!t.empty() && t.back().algorithm == s.algorithm)
-        t.back().hi = s.hi;
-      else
-        t.push_back(s);
-    }
-  }
-  return t;
+  return tuning::crossover_table(c, p, link_model(f, link, p), {.n_min = 1, .n_max = n_max});
 }
 
 /// The packet count for alg at n bytes under the fitted link. Packets are messages of their own,
@@ -269,9 +302,8 @@ std::vector<tuning::CrossoverSegment> table_for(Collective c, int p, const tunin
 /// for about 2000 packets of 545 B at 1 MiB, 12 s per call on a loaded machine (issue 6).
 tuning::PacketChoice packet_choice(const Algorithm& alg, double n, int p,
                                    const tuning::TuningFile& f, const std::string& link) {
-  const double brk = f.links.front().break_bytes;
-  return tuning::segment_k(alg, n, p, tuning::model_for(f, link, 0),
-                           tuning::model_for(f, link, std::max(brk, 0.0)), brk);
+  const tuning::LinkModel lm = link_model(f, link, p);
+  return tuning::segment_k(alg, n, p, lm.below, lm.above, lm.break_bytes);
 }
 
 struct Measured {
@@ -354,6 +386,10 @@ int main(int argc, char** argv) {
   app.add_option("--report", report_dir,
                  "write a Markdown summary, CSV data and PNG plots (python3 + matplotlib) here");
   app.add_flag("--quick", quick, "fewer sizes and repetitions (under 2 minutes at p = 4)");
+  bool replace = false;
+  app.add_flag("--replace", replace,
+               "overwrite the output file (default: keep its entries for other link classes "
+               "and layouts, e.g. a p = 2 run's next to a p = 4 run's on a 2-core node)");
   bool no_validate = false;
   app.add_flag("--no-validate", no_validate,
                "skip the validation phase (measure and fit only: slow links, scripted runs)");
@@ -381,11 +417,16 @@ int main(int argc, char** argv) {
     if (saved != nullptr) setenv("FABCOLL_TUNING", saved, 1);
   }
   const std::string link = link_class();
-  if (rank == 0 && static_cast<unsigned>(p) > std::thread::hardware_concurrency()) {
+  // The layout: fabcoll-calibrate runs its p ranks on one node. With more ranks than cores the
+  // collectives time-share the cores, so α, β are measured with every rank active and recorded
+  // as their own layout of the link class (model_for picks it when the layout matches).
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const int layout = tuning::layout_key(p, cores);
+  if (rank == 0 && layout > 0) {
     std::fprintf(stderr,
-                 "fabcoll-calibrate: warning: %d ranks on %u cores; measured times include "
-                 "waiting for a core, which the alpha-beta-gamma model does not describe\n",
-                 p, std::thread::hardware_concurrency());
+                 "fabcoll-calibrate: %d ranks on %d cores: measuring all pairs at once, "
+                 "recorded as link %s, layout \"%s\"\n",
+                 p, cores, link.c_str(), tuning::layout_name(p, cores).c_str());
   }
   const std::vector<Collective> colls =
       quick ? std::vector<Collective>{Collective::bcast, Collective::allreduce}
@@ -402,7 +443,7 @@ int main(int argc, char** argv) {
 
   // 1-2: ping-pong and fit.
   prog.phase("1/5 ping-pong");
-  const PingPong pp = measure_pingpong(world, rank, quick, prog);
+  const PingPong pp = measure_pingpong(world, rank, p, layout > 0, quick, prog);
   tuning::TuningFile file;
   file.created = utc_now();
   const char* prov = std::getenv("FABCOLL_PROVIDER");
@@ -412,7 +453,13 @@ int main(int argc, char** argv) {
   double fitted[9] = {};
   if (rank == 0) {
     prog.phase("2/5 fit");
-    const tuning::PiecewiseFit pf = tuning::fit_piecewise(pp.medians);
+    tuning::PiecewiseFit pf = tuning::fit_piecewise(pp.medians);
+    // α above the break below α under it: refit the upper β with α held (see the function).
+    if (tuning::floor_upper_alpha(pf, pp.medians))
+      std::fprintf(stderr,
+                   "fabcoll-calibrate: fit above the break gave alpha below the lower segment's; "
+                   "refitted beta with alpha = %.3g s\n",
+                   pf.above.alpha);
     fitted[0] = std::max(1e-9, pf.below.alpha);
     fitted[1] = std::max(1e-13, pf.below.beta);
     fitted[2] = pf.has_break ? pf.break_n : 0;
@@ -454,6 +501,7 @@ int main(int argc, char** argv) {
   lp.beta_above = fitted[4];
   lp.r2 = fitted[5];
   lp.points = static_cast<int>(fitted[6]);
+  lp.local_ranks = layout;
   file.links = {lp};
   if (rank != 0) file.gammas = {{"sum", "float64", fitted[7]}};
 
@@ -649,6 +697,23 @@ int main(int argc, char** argv) {
     }
 
     std::string err;
+    // Keep what an earlier calibration of this machine measured in other layouts or link
+    // classes (p = 2 and p = 4 on a 2-core node: both entries, model_for picks by layout).
+    if (!out_path.empty() && !replace && std::filesystem::exists(out_path)) {
+      std::string why;
+      std::ifstream in(out_path);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      if (const auto old = tuning::parse_tuning(ss.str(), why);
+          old && tuning::same_machine(*old, file.machine, why)) {
+        const int kept = tuning::merge_tuning(file, *old);
+        if (kept > 0)
+          std::fprintf(stderr,
+                       "fabcoll-calibrate: kept %d link entr%s of %s (other class or layout; "
+                       "--replace drops them)\n",
+                       kept, kept == 1 ? "y" : "ies", out_path.c_str());
+      }
+    }
     if (!out_path.empty() && tuning::save_tuning(file, out_path, err)) {
       std::fprintf(stderr, "fabcoll-calibrate: wrote %s\n", out_path.c_str());
     } else {

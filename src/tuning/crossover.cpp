@@ -73,18 +73,28 @@ PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& b
   return best;
 }
 
+double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& link) {
+  const PacketChoice pc = segment_k(alg, n, p, link.below, link.above, link.break_bytes);
+  CostQuery q = query(n, p, pc.m);
+  q.k = pc.k;
+  return alg.cost(q);
+}
+
 bool eligible(const Algorithm& alg, int p, bool commutative) {
   if (is_reduction(alg.coll) && alg.needs_commutative && !commutative) return false;
   if (alg.needs_power_of_two && !is_pow2(p)) return false;
   return true;
 }
 
-const Algorithm* fastest(Collective c, double n, int p, const CostModel& m, bool commutative) {
+namespace {
+
+template <class Cost>
+const Algorithm* fastest_by(Collective c, int p, bool commutative, const Cost& cost_of) {
   const Algorithm* best = nullptr;
   double best_cost = 0;
   for (const Algorithm* a : all_algorithms()) {
     if (a->coll != c || !eligible(*a, p, commutative)) continue;
-    const double cost = algorithm_cost(*a, n, p, m);
+    const double cost = cost_of(*a);
     // Ties up to rounding go to the algorithm registered first: two formulas that coincide
     // (hybrid and recursive_doubling at p = 2) would otherwise alternate byte by byte.
     if (best == nullptr || cost < best_cost * (1 - kTieTolerance)) {
@@ -95,10 +105,9 @@ const Algorithm* fastest(Collective c, double n, int p, const CostModel& m, bool
   return best;
 }
 
-std::vector<CrossoverSegment> crossover_table(Collective c, int p, const CostModel& m,
-                                              const CrossoverOptions& opts) {
+template <class Win>
+std::vector<CrossoverSegment> table_by(const Win& win, const CrossoverOptions& opts) {
   std::vector<CrossoverSegment> out;
-  const auto win = [&](double n) { return fastest(c, n, p, m, opts.commutative); };
   const double n_min = std::max(1.0, std::floor(opts.n_min));
   const double n_max = std::max(n_min + 1, std::floor(opts.n_max));
   const auto open = [&](const Algorithm* a, double n) {
@@ -144,6 +153,28 @@ std::vector<CrossoverSegment> crossover_table(Collective c, int p, const CostMod
   }
   if (!out.empty()) out.back().hi = n_max;
   return out;
+}
+
+}  // namespace
+
+const Algorithm* fastest(Collective c, double n, int p, const CostModel& m, bool commutative) {
+  return fastest_by(c, p, commutative,
+                    [&](const Algorithm& a) { return algorithm_cost(a, n, p, m); });
+}
+
+const Algorithm* fastest(Collective c, double n, int p, const LinkModel& link, bool commutative) {
+  return fastest_by(c, p, commutative,
+                    [&](const Algorithm& a) { return algorithm_cost(a, n, p, link); });
+}
+
+std::vector<CrossoverSegment> crossover_table(Collective c, int p, const CostModel& m,
+                                              const CrossoverOptions& opts) {
+  return table_by([&](double n) { return fastest(c, n, p, m, opts.commutative); }, opts);
+}
+
+std::vector<CrossoverSegment> crossover_table(Collective c, int p, const LinkModel& link,
+                                              const CrossoverOptions& opts) {
+  return table_by([&](double n) { return fastest(c, n, p, link, opts.commutative); }, opts);
 }
 
 const Algorithm* table_lookup(const std::vector<CrossoverSegment>& table, double n) {

@@ -51,6 +51,17 @@ struct PacketChoice {
 /// algorithm that is not pipelined: the selector's k under the model of n's segment.
 PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
                        const CostModel& above, double break_bytes);
+/// A link with a protocol break: messages (and packets) of fewer than break_bytes cost
+/// α + βn of `below`, larger ones of `above` (break_bytes 0: `below` everywhere).
+struct LinkModel {
+  CostModel below;
+  CostModel above;
+  double break_bytes = 0;
+};
+/// Predicted seconds of alg at n bytes on p ranks on a link with a break: the model of n's
+/// segment, and for a pipelined algorithm the packet count of segment_k (its packets costed
+/// with the model of their own size).
+double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& link);
 /// True when alg may serve (coll, p, commutative) (the selector's exclusions).
 bool eligible(const Algorithm& alg, int p, bool commutative);
 /// Relative cost difference below which two algorithms tie.
@@ -60,12 +71,20 @@ inline constexpr double kTieTolerance = 1e-9;
 /// Costs within kTieTolerance (relative) tie and the first registered wins; select_algorithm
 /// compares strictly, so on such a tie it may pick the other one (at the same predicted cost).
 const Algorithm* fastest(Collective c, double n, int p, const CostModel& m, bool commutative);
+/// The same under a link with a protocol break (algorithm_cost(…, LinkModel)).
+const Algorithm* fastest(Collective c, double n, int p, const LinkModel& link, bool commutative);
 
 /// The table, segments in increasing size, adjacent segments with different algorithms. Exact
 /// for every integer size below opts.exhaustive_below; above, changes of the winner are located
 /// to the byte by bisection between scan points, so a winner that holds for less than 1/64 of
 /// an octave between two scan points that agree could be missed (tests check a finer grid).
 std::vector<CrossoverSegment> crossover_table(Collective c, int p, const CostModel& m,
+                                              const CrossoverOptions& opts = {});
+/// The table under a link with a protocol break: one scan over the whole range with
+/// fastest(…, LinkModel), so that above the break a pipelined algorithm is costed with packets
+/// below it where that is cheaper (two tables, each costing whole messages with one segment's
+/// model, would not). With break_bytes 0 it equals crossover_table(c, p, link.below, opts).
+std::vector<CrossoverSegment> crossover_table(Collective c, int p, const LinkModel& link,
                                               const CrossoverOptions& opts = {});
 
 /// The winner the table gives for n bytes (nullptr outside the table).

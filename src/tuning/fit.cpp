@@ -86,6 +86,43 @@ PiecewiseFit fit_piecewise(std::span<const Point> pts, Weighting w, std::size_t 
   return out;
 }
 
+LinearFit fit_linear_fixed_alpha(std::span<const Point> pts, double alpha, Weighting w) {
+  LinearFit f;
+  f.points = pts.size();
+  f.alpha = alpha;
+  double snn = 0, snt = 0, sw = 0, st = 0;
+  for (const Point& p : pts) {
+    const double wi = weight(p, w);
+    snn += wi * p.n * p.n;
+    snt += wi * p.n * (p.t - alpha);
+    sw += wi;
+    st += wi * p.t;
+  }
+  f.beta = snn > 0 ? snt / snn : 0.0;
+  const double mt = sw > 0 ? st / sw : 0.0;
+  double stt = 0;
+  for (const Point& p : pts) {
+    const double r = p.t - f.predict(p.n);
+    f.residuals.push_back(r);
+    f.rel_residuals.push_back(p.t != 0 ? r / p.t : 0.0);
+    f.sse += weight(p, w) * r * r;
+    stt += weight(p, w) * (p.t - mt) * (p.t - mt);
+  }
+  f.r2 = stt > 0 ? 1.0 - f.sse / stt : (f.sse == 0 ? 1.0 : 0.0);
+  return f;
+}
+
+bool floor_upper_alpha(PiecewiseFit& pf, std::span<const Point> pts, Weighting w) {
+  const double floor = std::max(0.0, pf.below.alpha);
+  if (!pf.has_break || !(pf.above.alpha < floor)) return false;
+  std::vector<Point> hi;
+  for (const Point& p : pts)
+    if (p.n >= pf.break_n) hi.push_back(p);
+  pf.above = fit_linear_fixed_alpha(hi, floor, w);
+  pf.sse = pf.below.sse + pf.above.sse;
+  return true;
+}
+
 double median_abs(std::span<const double> xs) {
   if (xs.empty()) return 0;
   std::vector<double> a;

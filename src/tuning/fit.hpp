@@ -70,6 +70,21 @@ struct PiecewiseFit {
 PiecewiseFit fit_piecewise(std::span<const Point> pts, Weighting w = Weighting::relative,
                            std::size_t min_points = 3, double gain = 0.25);
 
+/// Weighted least squares for β alone with α held at `alpha` (t ≈ alpha + βn): β =
+/// Σ w n (t − α) / Σ w n². β is 0 when no point has n > 0.
+LinearFit fit_linear_fixed_alpha(std::span<const Point> pts, double alpha,
+                                 Weighting w = Weighting::relative);
+
+/// Guards the upper segment of a break: a start-up cost above the break below the one under it
+/// (often α at or below 0: the upper points span a decade or two, and their line extrapolated to
+/// n = 0 lands anywhere) would make a packet just above the break cheaper than one just below,
+/// and every pipelined algorithm would be costed with packets of the break size and no start-up.
+/// When pf has a break and pf.above.alpha < max(0, pf.below.alpha), refits the upper segment
+/// (the points of pts with n >= break_n) with α fixed at that value and updates pf.sse. True if
+/// it did.
+bool floor_upper_alpha(PiecewiseFit& pf, std::span<const Point> pts,
+                       Weighting w = Weighting::relative);
+
 /// Median of |x| over xs (0 for none).
 double median_abs(std::span<const double> xs);
 

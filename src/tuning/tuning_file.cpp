@@ -50,7 +50,9 @@ std::string to_json_text(const TuningFile& f) {
                           {"points", l.points},
                           {"break_bytes", l.break_bytes},
                           {"alpha_above", l.alpha_above},
-                          {"beta_above", l.beta_above}});
+                          {"beta_above", l.beta_above},
+                          {"local_ranks", l.local_ranks},
+                          {"layout", layout_name(l.local_ranks, f.machine.cores)}});
   }
   j["gamma"] = json::array();
   for (const GammaEntry& g : f.gammas)
@@ -89,16 +91,18 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
     return std::nullopt;
   }
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer() ||
-      j["schema_version"].get<int>() != kSchemaVersion) {
+      j["schema_version"].get<int>() < kOldestSchemaVersion ||
+      j["schema_version"].get<int>() > kSchemaVersion) {
     error = "schema_version " +
             (j.contains("schema_version") ? j["schema_version"].dump() : std::string("missing")) +
-            ", this build reads " + std::to_string(kSchemaVersion);
+            ", this build reads " + std::to_string(kOldestSchemaVersion) + " to " +
+            std::to_string(kSchemaVersion);
     return std::nullopt;
   }
   // Field access below can throw on wrong types (json::type_error); report it as one line.
   try {
     TuningFile f;
-    f.schema_version = kSchemaVersion;
+    f.schema_version = kSchemaVersion;  // a version 1 file is read as version 2
     f.created = j.value("created", std::string());
     const json& m = j.at("machine");
     f.machine.hostname = m.at("hostname").get<std::string>();
@@ -116,6 +120,11 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
       p.break_bytes = l.value("break_bytes", 0.0);
       p.alpha_above = l.value("alpha_above", p.model.alpha);
       p.beta_above = l.value("beta_above", p.model.beta);
+      p.local_ranks = l.value("local_ranks", 0);  // absent in version 1: quiet
+      if (p.local_ranks < 0) {
+        error = "link " + p.link_class + ": negative local_ranks";
+        return std::nullopt;
+      }
       if (!(p.model.alpha >= 0) || !(p.model.beta >= 0) || !(p.model.gamma >= 0)) {
         error = "link " + p.link_class + ": negative or NaN alpha/beta/gamma";
         return std::nullopt;
@@ -165,6 +174,36 @@ bool same_machine(const TuningFile& f, const Fingerprint& here, std::string& why
   }
   why.clear();
   return true;
+}
+
+int merge_tuning(TuningFile& fresh, const TuningFile& old) {
+  const int cores = fresh.machine.cores;
+  const auto same_link = [cores](const LinkParams& a, const LinkParams& b) {
+    return a.link_class == b.link_class &&
+           layout_key(a.local_ranks, cores) == layout_key(b.local_ranks, cores);
+  };
+  int kept = 0;
+  const std::size_t fresh_links = fresh.links.size();
+  for (const LinkParams& l : old.links) {
+    bool replaced = false;
+    for (std::size_t i = 0; i < fresh_links; ++i)
+      replaced = replaced || same_link(fresh.links[i], l);
+    if (!replaced) {
+      fresh.links.push_back(l);
+      ++kept;
+    }
+  }
+  const auto covered = [&](int p, const std::string& link, auto const& entries, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (entries[i].p == p && entries[i].link == link) return true;
+    return false;
+  };
+  const std::size_t fresh_x = fresh.crossovers.size(), fresh_k = fresh.k_rules.size();
+  for (const CrossoverEntry& c : old.crossovers)
+    if (!covered(c.p, c.link, fresh.crossovers, fresh_x)) fresh.crossovers.push_back(c);
+  for (const KRule& k : old.k_rules)
+    if (!covered(k.p, k.link, fresh.k_rules, fresh_k)) fresh.k_rules.push_back(k);
+  return kept;
 }
 
 bool save_tuning(const TuningFile& f, const std::string& path, std::string& error) {
@@ -233,19 +272,54 @@ std::optional<double> gamma_for(const TuningFile& f, std::string_view op,
   return std::nullopt;
 }
 
-CostModel model_for(const TuningFile& f, std::string_view link_class, double typical_bytes) {
-  const LinkParams* hit = nullptr;
+int layout_key(int local_ranks, int cores) {
+  return cores > 0 && local_ranks > cores ? local_ranks : 0;
+}
+
+std::string layout_name(int local_ranks, int cores) {
+  if (layout_key(local_ranks, cores) == 0) return "quiet";
+  return std::to_string(local_ranks) + " ranks on " + std::to_string(cores) + " cores";
+}
+
+const LinkParams* link_for(const TuningFile& f, std::string_view link_class, int local_ranks) {
+  // The class: an exact name match, else the first class of the same family (before '/').
+  std::string_view cls;
   for (const LinkParams& l : f.links)
-    if (l.link_class == link_class) hit = &l;
-  if (hit == nullptr) {
+    if (l.link_class == link_class) cls = l.link_class;
+  if (cls.empty()) {
     const std::string_view prefix = link_class.substr(0, link_class.find('/'));
     for (const LinkParams& l : f.links) {
       if (std::string_view(l.link_class).substr(0, l.link_class.find('/')) == prefix) {
-        hit = &l;
+        cls = l.link_class;
         break;
       }
     }
   }
+  if (cls.empty()) return nullptr;
+  // The layout within the class.
+  const int want = layout_key(local_ranks, f.machine.cores);
+  const LinkParams* exact = nullptr;
+  const LinkParams* nearest_over = nullptr;
+  const LinkParams* quiet = nullptr;
+  const LinkParams* first = nullptr;
+  for (const LinkParams& l : f.links) {
+    if (l.link_class != cls) continue;
+    if (first == nullptr) first = &l;
+    const int key = layout_key(l.local_ranks, f.machine.cores);
+    if (key == want && exact == nullptr) exact = &l;
+    if (key == 0 && quiet == nullptr) quiet = &l;
+    if (key > 0 && (nearest_over == nullptr ||
+                    std::abs(key - want) < std::abs(nearest_over->local_ranks - want)))
+      nearest_over = &l;
+  }
+  if (exact != nullptr) return exact;
+  if (want > 0 && nearest_over != nullptr) return nearest_over;
+  return quiet != nullptr ? quiet : first;
+}
+
+CostModel model_for(const TuningFile& f, std::string_view link_class, double typical_bytes,
+                    int local_ranks) {
+  const LinkParams* hit = link_for(f, link_class, local_ranks);
   if (hit == nullptr) return CostModel{};
   CostModel m = hit->model;
   if (hit->break_bytes > 0 && typical_bytes >= hit->break_bytes) {

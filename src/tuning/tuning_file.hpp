@@ -1,11 +1,14 @@
 // The tuning file: what fabcoll-calibrate measured on one machine, as versioned JSON, and the
 // run-time side that loads it and hands the engine a CostModel per link class.
 //
-// Schema (schema_version 1; "fabcoll-tuning" in "format"):
+// Schema (schema_version 2; "fabcoll-tuning" in "format"; version 1 files, which have no
+// "local_ranks", still load: their links describe the quiet layout):
 //   { "format": "fabcoll-tuning", "schema_version": 1, "created": "<UTC ISO 8601>",
 //     "machine": { "hostname", "cores", "provider", "fabcoll_version" },
 //     "links": [ { "class": "shm" | "ofi/<provider>", "alpha", "beta", "gamma", "r2",
-//                  "points", "break_bytes" (0: none), "alpha_above", "beta_above" } ],
+//                  "points", "break_bytes" (0: none), "alpha_above", "beta_above",
+//                  "local_ranks" (0: at most one rank per core; L > cores: L ranks of one node
+//                  time-sharing its cores), "layout" (text, informational) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ],
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],
 //     "crossovers": [ { "collective", "p", "link",
@@ -28,7 +31,9 @@
 
 namespace fabcoll::tuning {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
+/// The oldest schema this build still reads (older files are rejected with a notice).
+inline constexpr int kOldestSchemaVersion = 1;
 inline constexpr std::string_view kFormat = "fabcoll-tuning";
 
 struct Fingerprint {
@@ -52,7 +57,18 @@ struct LinkParams {
   double break_bytes = 0;  // protocol break: sizes >= break_bytes use alpha_above/beta_above
   double alpha_above = 0;
   double beta_above = 0;
+  /// The layout the parameters were measured in: 0 when every rank had a core of its own (the
+  /// quiet ping-pong), else the number of ranks on the node when it has fewer cores than that
+  /// (all ranks ping-ponging at once, see fabcoll-calibrate). Same class, other layout: another
+  /// entry.
+  int local_ranks = 0;
 };
+
+/// The layout key for local_ranks ranks on a node of `cores` cores: 0 when each rank can have a
+/// core (local_ranks <= cores, or cores unknown), else local_ranks.
+int layout_key(int local_ranks, int cores);
+/// "quiet" or "4 ranks on 2 cores".
+std::string layout_name(int local_ranks, int cores);
 
 struct GammaEntry {
   std::string op;        // "sum", "max", …
@@ -96,12 +112,19 @@ struct TuningFile {
 std::string to_json_text(const TuningFile& f);
 
 /// Parses text. On failure returns nullopt and sets error to one line saying why (bad JSON,
-/// wrong format, schema_version other than kSchemaVersion, missing fields).
+/// wrong format, schema_version outside [kOldestSchemaVersion, kSchemaVersion], missing
+/// fields). A version 1 file is read as version 2 with every link in the quiet layout.
 std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error);
 
 /// Whether f was made on `here`: same hostname and core count. Version or provider
 /// differences are accepted (the notice mentions a version difference).
 bool same_machine(const TuningFile& f, const Fingerprint& here, std::string& why);
+
+/// Adds to `fresh` what `old` (an earlier file of the same machine) holds that `fresh` does not
+/// replace: links of another (class, layout), crossovers and k rules of another (p, link).
+/// γ, fingerprint and validation stay fresh's. So that one file describes every layout
+/// calibrated (p = 2 and p = 4 runs, say). Returns the number of links kept from old.
+int merge_tuning(TuningFile& fresh, const TuningFile& old);
 
 /// Writes f to path (creating parent directories). False and error set on failure.
 bool save_tuning(const TuningFile& f, const std::string& path, std::string& error);
@@ -124,7 +147,14 @@ std::optional<TuningFile> load_tuning(std::string& notice);
 /// gamma is the file's measured γ for (sum, float64) when present, else the link's own γ.
 /// A protocol break is not representable in one CostModel: α and β come from the segment
 /// that holds `typical_bytes` (default: below the break).
-CostModel model_for(const TuningFile& f, std::string_view link_class, double typical_bytes = 0);
+/// Layout: local_ranks is the number of ranks on this node (0: not known, taken as quiet).
+/// Within the class, the entry whose layout_key equals layout_key(local_ranks, f's cores) wins;
+/// when the node is oversubscribed and there is no such entry, the oversubscribed entry with
+/// the nearest local_ranks; else the quiet entry; else the class's first entry.
+CostModel model_for(const TuningFile& f, std::string_view link_class, double typical_bytes = 0,
+                    int local_ranks = 0);
+/// The entry model_for uses (nullptr: none, built-in defaults).
+const LinkParams* link_for(const TuningFile& f, std::string_view link_class, int local_ranks = 0);
 
 /// The γ measured for (op, datatype), if any.
 std::optional<double> gamma_for(const TuningFile& f, std::string_view op,

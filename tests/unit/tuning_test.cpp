@@ -115,6 +115,51 @@ TEST(Fit, PiecewiseKeepsOneLineWithoutBreak) {
   }
 }
 
+TEST(Fit, FixedAlphaRecoversBeta) {
+  const auto pts = synthetic(3e-6, 2e-10, 0.0, 1);
+  const LinearFit f = fit_linear_fixed_alpha(pts, 3e-6);
+  EXPECT_EQ(f.alpha, 3e-6);
+  EXPECT_NEAR(f.beta / 2e-10, 1.0, 1e-9);
+  EXPECT_NEAR(f.r2, 1.0, 1e-12);
+  // A wrong α held: β absorbs what it can, the residuals show the rest.
+  const LinearFit g = fit_linear_fixed_alpha(pts, 1e-6);
+  EXPECT_GT(g.sse, 0);
+  EXPECT_EQ(fit_linear_fixed_alpha(std::vector<Point>{{0, 1e-6}}, 1e-6).beta, 0);
+}
+
+// Helper B's finding (issue 6): above a break the fitted α can land below the lower segment's
+// (negative, floored to 1e-9 by calibrate), which makes a packet just above the break cheaper
+// than one below it. floor_upper_alpha refits β above with α held at the lower α.
+TEST(Fit, UpperAlphaBelowLowerIsFloored) {
+  // Above 256 KiB t = 4e-10 n - 2e-5 (a line whose intercept is negative), below 2e-6 + 3e-10 n.
+  std::vector<Point> pts;
+  for (double n = 8; n <= double(1 << 24); n *= std::sqrt(2.0))
+    pts.push_back(
+        {std::round(n), n < 262144 ? 2e-6 + 3e-10 * std::round(n) : 4e-10 * std::round(n) - 2e-5});
+  PiecewiseFit f = fit_piecewise(pts);
+  ASSERT_TRUE(f.has_break);
+  ASSERT_LT(f.above.alpha, 0);
+  const double unguarded_beta = f.above.beta;
+  EXPECT_TRUE(floor_upper_alpha(f, pts));
+  EXPECT_EQ(f.above.alpha, f.below.alpha);
+  EXPECT_GT(f.above.beta, 0);
+  EXPECT_LT(f.above.beta, unguarded_beta * 1.01);
+  EXPECT_DOUBLE_EQ(f.sse, f.below.sse + f.above.sse);
+  // Physical fits (α above ≥ α below) and fits without a break are left alone.
+  for (unsigned seed = 1; seed <= 3; ++seed) {
+    PiecewiseFit g =
+        fit_piecewise(synthetic(1e-6, 4e-10, 0.01, seed, 8, 1 << 24, 65536, 2e-5, 1e-10));
+    ASSERT_TRUE(g.has_break);
+    const double a = g.above.alpha, b = g.above.beta;
+    EXPECT_FALSE(floor_upper_alpha(g, pts));
+    EXPECT_EQ(g.above.alpha, a);
+    EXPECT_EQ(g.above.beta, b);
+  }
+  PiecewiseFit h = fit_piecewise(synthetic(5e-6, 2.5e-10, 0.02, 1));
+  ASSERT_FALSE(h.has_break);
+  EXPECT_FALSE(floor_upper_alpha(h, pts));
+}
+
 TEST(Fit, MedianAbs) {
   EXPECT_EQ(median_abs(std::vector<double>{}), 0);
   EXPECT_EQ(median_abs(std::vector<double>{-3, 1, 2}), 2);
@@ -320,6 +365,48 @@ TEST(Crossover, SegmentKCostsPacketsWithTheirOwnSegment) {
   }
 }
 
+// The calibration's tables under a link with a break: one scan costing every algorithm as the
+// validation predicts it (segment_k per size), so the table's choice is the predicted fastest
+// at every size on both sides of the break.
+TEST(Crossover, LinkModelTableIsTheFastestUnderSegmentCosts) {
+  const CostModel below{2e-6, 3e-10, 5e-11};
+  const CostModel above{1e-9, 2.2e-9, 5e-11};  // a floored α above the break
+  const LinkModel link{below, above, 65536};
+  for (const int p : {2, 4}) {
+    for (const Collective c : {Collective::bcast, Collective::allreduce}) {
+      const auto t = crossover_table(c, p, link, {.n_min = 1, .n_max = double(1 << 24)});
+      ASSERT_FALSE(t.empty());
+      for (double n : log_sizes(8, double(1 << 24) - 1, 16)) {
+        const Algorithm* want = fastest(c, n, p, link, true);
+        const Algorithm* got = table_lookup(t, n);
+        ASSERT_NE(got, nullptr);
+        if (got != want) {  // only a tie within rounding may differ
+          EXPECT_NEAR(algorithm_cost(*got, n, p, link) / algorithm_cost(*want, n, p, link), 1.0,
+                      1e-6)
+              << collective_name(c) << " p = " << p << " n = " << n;
+        }
+      }
+      // Below the break and without one: the plain table of the lower model.
+      const LinkModel flat{below, above, 0};
+      const auto plain = crossover_table(c, p, below, {.n_min = 1, .n_max = double(1 << 24)});
+      EXPECT_EQ(format_table(crossover_table(c, p, flat, {.n_min = 1, .n_max = double(1 << 24)})),
+                format_table(plain));
+      for (double n : log_sizes(8, 65535, 8))
+        EXPECT_EQ(table_lookup(t, n), table_lookup(plain, n)) << n;
+    }
+  }
+  // A pipelined algorithm above the break is costed with packets of its own segment.
+  const Algorithm* tt = find_algorithm(Collective::allreduce, "two_tree");
+  ASSERT_NE(tt, nullptr);
+  const PacketChoice pc = segment_k(*tt, 1 << 20, 4, below, above, 65536);
+  CostQuery q;
+  q.n = 1 << 20;
+  q.p = 4;
+  q.k = pc.k;
+  q.m = pc.m;
+  EXPECT_EQ(algorithm_cost(*tt, 1 << 20, 4, link), tt->cost(q));
+}
+
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
           ("fabcoll_tuning_test_" + std::to_string(getpid()) + "_" + name))
@@ -369,7 +456,7 @@ TEST(TuningFile, RejectsWrongSchemaAndGarbage) {
   EXPECT_FALSE(parse_tuning(R"({"format":"something-else","schema_version":1})", err));
   EXPECT_NE(err.find("format"), std::string::npos);
   std::string text = to_json_text(sample());
-  const auto pos = text.find("\"schema_version\": 1");
+  const auto pos = text.find("\"schema_version\": 2");
   ASSERT_NE(pos, std::string::npos);
   text.replace(pos, 19, "\"schema_version\": 99");
   EXPECT_FALSE(parse_tuning(text, err));
@@ -378,6 +465,103 @@ TEST(TuningFile, RejectsWrongSchemaAndGarbage) {
       R"({"format":"fabcoll-tuning","schema_version":1,"machine":{"hostname":3}})", err));
   EXPECT_NE(err.find("malformed"), std::string::npos);
   EXPECT_FALSE(parse_tuning(R"({"format":"fabcoll-tuning","schema_version":1})", err));
+}
+
+// Issue 6: the same link class measured in another layout (4 ranks time-sharing 2 cores) is an
+// entry of its own; model_for takes the one whose layout matches the job's.
+TEST(TuningFile, LayoutEntriesArePickedByLocalRanks) {
+  TuningFile f = sample();
+  f.machine.cores = 2;
+  LinkParams over = f.links[0];  // shm, quiet: α = 1.5e-6
+  over.model.alpha = 7e-6;
+  over.model.beta = 4e-10;
+  over.local_ranks = 4;
+  f.links.push_back(over);
+  EXPECT_EQ(layout_key(4, 2), 4);
+  EXPECT_EQ(layout_key(2, 2), 0);
+  EXPECT_EQ(layout_key(4, 0), 0);  // cores unknown: quiet
+  EXPECT_EQ(layout_name(4, 2), "4 ranks on 2 cores");
+  EXPECT_EQ(layout_name(1, 2), "quiet");
+  EXPECT_EQ(model_for(f, "shm").alpha, 1.5e-6);        // local ranks unknown: quiet
+  EXPECT_EQ(model_for(f, "shm", 0, 2).alpha, 1.5e-6);  // 2 ranks on 2 cores: quiet
+  EXPECT_EQ(model_for(f, "shm", 0, 4).alpha, 7e-6);    // the layout measured
+  EXPECT_EQ(model_for(f, "shm", 0, 4).beta, 4e-10);
+  EXPECT_EQ(model_for(f, "shm", 0, 3).alpha, 7e-6);          // oversubscribed: nearest layout
+  EXPECT_EQ(model_for(f, "ofi/sockets", 0, 4).alpha, 2e-5);  // class without it: its quiet one
+  ASSERT_NE(link_for(f, "shm", 4), nullptr);
+  EXPECT_EQ(link_for(f, "shm", 4)->local_ranks, 4);
+  EXPECT_EQ(link_for(f, "inproc", 4), nullptr);
+  // Two oversubscribed layouts: the exact one, else the nearest.
+  LinkParams over8 = over;
+  over8.local_ranks = 8;
+  over8.model.alpha = 9e-6;
+  f.links.push_back(over8);
+  EXPECT_EQ(model_for(f, "shm", 0, 8).alpha, 9e-6);
+  EXPECT_EQ(model_for(f, "shm", 0, 7).alpha, 9e-6);
+  EXPECT_EQ(model_for(f, "shm", 0, 5).alpha, 7e-6);
+  EXPECT_EQ(model_for(f, "shm", 0, 1).alpha, 1.5e-6);
+  // Round trip keeps the layout; the text names it.
+  std::string err;
+  const std::string text = to_json_text(f);
+  EXPECT_NE(text.find("4 ranks on 2 cores"), std::string::npos);
+  const auto g = parse_tuning(text, err);
+  ASSERT_TRUE(g) << err;
+  ASSERT_EQ(g->links.size(), 4u);
+  EXPECT_EQ(g->links[2].local_ranks, 4);
+  EXPECT_EQ(model_for(*g, "shm", 0, 4).alpha, 7e-6);
+  // A file with only the oversubscribed entry still serves a quiet job (better than nothing).
+  TuningFile only = f;
+  only.links = {over};
+  EXPECT_EQ(model_for(only, "shm", 0, 2).alpha, 7e-6);
+}
+
+TEST(TuningFile, ReadsSchemaVersion1) {
+  // A version 1 file (no local_ranks): its links are the quiet layout.
+  std::string text = to_json_text(sample());
+  const auto pos = text.find("\"schema_version\": 2");
+  ASSERT_NE(pos, std::string::npos);
+  text.replace(pos, 19, "\"schema_version\": 1");
+  for (std::size_t at; (at = text.find("\"local_ranks\": 0,")) != std::string::npos;)
+    text.erase(at, 17);
+  ASSERT_EQ(text.find("local_ranks"), std::string::npos);
+  std::string err;
+  const auto f = parse_tuning(text, err);
+  ASSERT_TRUE(f) << err;
+  EXPECT_EQ(f->schema_version, kSchemaVersion);
+  ASSERT_EQ(f->links.size(), 2u);
+  EXPECT_EQ(f->links[0].local_ranks, 0);
+  EXPECT_EQ(model_for(*f, "shm", 0, 64).alpha, 1.5e-6);
+  // Version 0 and versions after this build's are rejected, saying which ones it reads.
+  text.replace(text.find("\"schema_version\": 1"), 19, "\"schema_version\": 0");
+  EXPECT_FALSE(parse_tuning(text, err));
+  EXPECT_NE(err.find("reads 1 to 2"), std::string::npos) << err;
+}
+
+TEST(TuningFile, MergeKeepsOtherLayoutsAndClasses) {
+  TuningFile old = sample();  // shm quiet, ofi/sockets quiet; crossovers and k rules at p = 4
+  old.machine.cores = 2;
+  old.crossovers.push_back({"bcast", 2, "shm", {{"binomial", 1, 1 << 30}}});
+  TuningFile fresh = old;
+  LinkParams over = old.links[0];
+  over.local_ranks = 4;
+  over.model.alpha = 7e-6;
+  fresh.links = {over};
+  fresh.crossovers = {{"bcast", 4, "shm", {{"two_tree", 1, 1 << 30}}}};
+  fresh.k_rules = {};
+  EXPECT_EQ(merge_tuning(fresh, old), 2);  // both quiet entries kept
+  ASSERT_EQ(fresh.links.size(), 3u);
+  EXPECT_EQ(model_for(fresh, "shm", 0, 4).alpha, 7e-6);
+  EXPECT_EQ(model_for(fresh, "shm", 0, 2).alpha, 1.5e-6);
+  ASSERT_EQ(fresh.crossovers.size(), 2u);  // p = 4 shm replaced, p = 2 shm kept
+  EXPECT_EQ(fresh.crossovers[0].segments[0].algorithm, "two_tree");
+  EXPECT_EQ(fresh.crossovers[1].p, 2);
+  EXPECT_EQ(fresh.k_rules.size(), 1u);  // fresh had none for (4, shm): the old ones stay
+  // A fresh entry of the same class and layout replaces the old one.
+  TuningFile again = old;
+  again.links = {old.links[0]};
+  again.links[0].model.alpha = 3e-6;
+  EXPECT_EQ(merge_tuning(again, old), 1);  // only ofi/sockets kept
+  EXPECT_EQ(model_for(again, "shm").alpha, 3e-6);
 }
 
 TEST(TuningFile, RejectsAnotherMachineWithNotice) {

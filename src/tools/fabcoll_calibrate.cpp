@@ -8,8 +8,10 @@
 // Phases (progress on stderr from rank 0):
 //   1 ping-pong   ranks 0 and 1 on a 2-rank split communicator; one message = a p = 2
 //                 binomial bcast (a single send), a round trip = bcast from 0 then from 1.
-//                 Ranks not in the pair wait in a sleeping ibarrier so that, on machines with
-//                 fewer cores than ranks, they do not steal the pair's cores.
+//                 Ranks not in the pair wait in a sleeping ibarrier. With more ranks than
+//                 cores (the collectives then time-share the cores) every rank takes part
+//                 instead: pairs (0,1), (2,3), … exchange at once (--all-pairs), and the fit is
+//                 recorded as its own layout of the link class ("4 ranks on 2 cores").
 //   2 fit         weighted (relative) least squares, two segments where a protocol break helps.
 //   3 gamma       ReduceOp::combine_left on buffers of 16 KiB … 4 MiB, rank 0 alone.
 //   4 tables      crossover tables and k rules for p ranks under the fitted model.
@@ -170,12 +172,14 @@ std::vector<double> pingpong_sizes(bool quick) {
 
 /// Ping-pong times per size. quiet: ranks 0 and 1 alone, the others asleep in a barrier (each
 /// rank of the pair has a core of its own when the node has two). all_pairs: every rank at once,
-/// pairs (0,1), (2,3), … ping-ponging concurrently (as osu_mbw_mr does), an odd last rank asleep;
-/// the time per size is the mean over the pairs of each pair's median. That is the layout the
-/// collectives run in when the node has fewer cores than ranks: every message waits for its
-/// receiver to be scheduled, and the pairs share the cores and the memory bandwidth.
-PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool quick,
-                          ProgressLine& prog) {
+/// pairs (0,1), (2,3), … concurrently (as osu_mbw_mr does), an odd last rank asleep; with
+/// exchange_mode both ranks of a pair send n bytes to each other at once (every rank busy, as in
+/// the rounds of recursive doubling, ring or Rabenseifner), else they ping-pong. The time per
+/// size is the mean over the pairs of each pair's median. That is the layout the collectives run
+/// in when the node has fewer cores than ranks: every message waits for its receiver to be
+/// scheduled, and the pairs share the cores and the memory bandwidth.
+PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool exchange_mode,
+                          bool quick, ProgressLine& prog) {
   PingPong out;
   const int pairs = all_pairs ? p / 2 : 1;
   const bool in_pair = rank < 2 * pairs;
@@ -203,7 +207,7 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
       // All pairs start each size together (they run concurrently, not one after another).
       if (all_pairs) check(fc_barrier(world), "barrier");
       const auto round_trip = [&] {
-        if (all_pairs && std::getenv("FABCOLL_CAL_PINGPONG") == nullptr) {
+        if (all_pairs && exchange_mode) {
           exchange(bytes);
           exchange(bytes);
         } else {
@@ -390,6 +394,12 @@ int main(int argc, char** argv) {
   app.add_flag("--replace", replace,
                "overwrite the output file (default: keep its entries for other link classes "
                "and layouts, e.g. a p = 2 run's next to a p = 4 run's on a 2-core node)");
+  std::string all_pairs = "exchange";
+  app.add_option("--all-pairs", all_pairs,
+                 "with more ranks than cores, how the concurrent pairs measure alpha, beta: "
+                 "'exchange' (both ranks of a pair send at once, every rank busy as in most "
+                 "collectives) or 'pingpong' (one direction at a time)")
+      ->check(CLI::IsMember({"exchange", "pingpong"}));
   bool no_validate = false;
   app.add_flag("--no-validate", no_validate,
                "skip the validation phase (measure and fit only: slow links, scripted runs)");
@@ -443,7 +453,8 @@ int main(int argc, char** argv) {
 
   // 1-2: ping-pong and fit.
   prog.phase("1/5 ping-pong");
-  const PingPong pp = measure_pingpong(world, rank, p, layout > 0, quick, prog);
+  const PingPong pp =
+      measure_pingpong(world, rank, p, layout > 0, all_pairs == "exchange", quick, prog);
   tuning::TuningFile file;
   file.created = utc_now();
   const char* prov = std::getenv("FABCOLL_PROVIDER");

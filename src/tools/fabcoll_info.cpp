@@ -248,8 +248,13 @@ int main(int argc, char** argv) {
       if (!notice.empty()) std::fprintf(stderr, "%s\n", notice.c_str());
       if (f && !f->links.empty()) {
         const std::string cls = link_class.empty() ? f->links.front().link_class : link_class;
-        model = fabcoll::tuning::model_for(*f, cls, bytes);
-        source = "tuning file " + tuning_file + ", link " + cls;
+        // p ranks on this node: the entry measured in that layout (p ranks on fewer cores).
+        model = fabcoll::tuning::model_for(*f, cls, bytes, p);
+        const fabcoll::tuning::LinkParams* used = fabcoll::tuning::link_for(*f, cls, p);
+        source = "tuning file " + tuning_file + ", link " + cls +
+                 (used != nullptr ? " measured " + fabcoll::tuning::layout_name(used->local_ranks,
+                                                                                f->machine.cores)
+                                  : std::string());
       }
     }
     return explain(explain_args[0], bytes, p, noncommutative, model, source);

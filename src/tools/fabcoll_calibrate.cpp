@@ -346,6 +346,29 @@ void run_once(Collective c, fc_comm_t comm, int root, std::size_t n, std::vector
   }
 }
 
+/// Median over reps of the slowest rank's time per call of alg at `bytes`, timed as the
+/// validation times a candidate (a batch of calls with a moving root between two barriers, the
+/// barrier's own time taken off), one algorithm alone.
+double time_calls(Collective c, fc_comm_t world, int p, const Algorithm& alg, double packet,
+                  std::size_t bytes, int reps, double barrier_time, bool quick,
+                  std::vector<double>& a, std::vector<double>& b) {
+  const Force force(c, alg.name, packet);
+  const int batch =
+      std::clamp(static_cast<int>(2e6 / (static_cast<double>(bytes) + 16384)), 2, quick ? 8 : 32);
+  run_once(c, world, 0, bytes, a, b);  // warm-up
+  std::vector<double> ts(static_cast<std::size_t>(reps));
+  for (auto& t : ts) {
+    check(fc_barrier(world), "barrier");
+    const double t0 = now();
+    for (int i = 0; i < batch; ++i) run_once(c, world, i % p, bytes, a, b);
+    check(fc_barrier(world), "barrier");
+    t = (now() - t0 - barrier_time) / batch;
+  }
+  std::vector<double> slowest(ts.size());
+  check(fc_allreduce(ts.data(), slowest.data(), ts.size(), FC_DOUBLE, FC_MAX, world), "allreduce");
+  return std::max(1e-9, median(slowest));
+}
+
 std::vector<double> validation_sizes(const std::vector<tuning::CrossoverSegment>& t, bool quick) {
   const double vmax = quick ? double(1 << 20) : double(4 << 20);
   std::set<double> s;
@@ -400,6 +423,12 @@ int main(int argc, char** argv) {
                  "'exchange' (both ranks of a pair send at once, every rank busy as in most "
                  "collectives) or 'pingpong' (one direction at a time)")
       ->check(CLI::IsMember({"exchange", "pingpong"}));
+  std::string oversub_fit = "collectives";
+  app.add_option("--oversubscribed-fit", oversub_fit,
+                 "with more ranks than cores, where alpha, beta come from: 'collectives' (fitted "
+                 "to timed non-pipelined bcast, all-reduce, all-gather runs; default) or 'pairs' "
+                 "(the concurrent pairs of --all-pairs)")
+      ->check(CLI::IsMember({"collectives", "pairs"}));
   bool no_validate = false;
   app.add_flag("--no-validate", no_validate,
                "skip the validation phase (measure and fit only: slow links, scripted runs)");
@@ -513,8 +542,63 @@ int main(int argc, char** argv) {
   lp.r2 = fitted[5];
   lp.points = static_cast<int>(fitted[6]);
   lp.local_ranks = layout;
-  file.links = {lp};
   if (rank != 0) file.gammas = {{"sum", "float64", fitted[7]}};
+
+  const int reps = quick ? 15 : 51;
+  // The synchronisation overhead subtracted from every timed batch of calls (training and
+  // validation) (see below).
+  double barrier_time = 0;
+  {
+    std::vector<double> ts(static_cast<std::size_t>(4 * reps));
+    for (auto& t : ts) {
+      check(fc_barrier(world), "barrier");
+      const double t0 = now();
+      check(fc_barrier(world), "barrier");
+      t = now() - t0;
+    }
+    std::vector<double> slowest(ts.size());
+    check(fc_allreduce(ts.data(), slowest.data(), ts.size(), FC_DOUBLE, FC_MAX, world),
+          "allreduce");
+    barrier_time = median(slowest);
+  }
+
+  // 3b (more ranks than cores, --oversubscribed-fit collectives): α, β fitted to the
+  // collectives themselves. Each non-pipelined algorithm of bcast, all-reduce and all-gather is
+  // timed at a few sizes (not the validation's) as the validation times them; its cost formula
+  // is linear in α, β, γ (k = 1), so t ≈ a α + b β + c γ with a, b, c from the formula at unit
+  // models, and α, β come from a relative least-squares fit over all of them. The pairs' fit
+  // above stays in the report for comparison.
+  tuning::LinkParams pairs_lp = lp;
+  if (layout > 0 && oversub_fit == "collectives") {
+    prog.phase("3b/5 fit to collectives");
+    std::vector<tuning::CostPoint> train;
+    for (Collective c : {Collective::bcast, Collective::allreduce, Collective::allgather}) {
+      for (const Algorithm* alg : fabcoll::all_algorithms()) {
+        if (alg->coll != c || alg->optimal_k != nullptr || !tuning::eligible(*alg, p, true))
+          continue;
+        for (double n : {64.0, 2048.0, 32768.0, 393216.0}) {
+          // Only formulas linear in α, β, γ (hybrid picks a strategy by the model: left out).
+          double ua = 0, ub = 0, uc = 0;
+          if (!tuning::linear_cost_terms(*alg, n, p, lp.model, ua, ub, uc)) continue;
+          const auto bytes = static_cast<std::size_t>(n);
+          std::vector<double> a(bytes * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
+              b(a.size(), 0.0);
+          const double t =
+              time_calls(c, world, p, *alg, 0, bytes, quick ? 9 : 21, barrier_time, quick, a, b);
+          train.push_back({ua, ub, uc, t});
+        }
+      }
+    }
+    const tuning::LinearFit cf = tuning::fit_cost_points(train);
+    lp.model.alpha = std::max(1e-9, cf.alpha);
+    lp.model.beta = std::max(1e-13, cf.beta);
+    lp.break_bytes = 0;
+    lp.alpha_above = lp.model.alpha;
+    lp.beta_above = lp.model.beta;
+    lp.r2 = cf.r2;
+    lp.points = static_cast<int>(train.size());
+  }
+  file.links = {lp};
 
   // 4: crossover tables and k rules.
   prog.phase("4/5 tables");
@@ -540,22 +624,6 @@ int main(int argc, char** argv) {
   // 5: validation.
   prog.phase("5/5 validate");
   std::vector<Measured> results;
-  const int reps = quick ? 15 : 51;
-  // The synchronisation overhead subtracted from every validation time (see below).
-  double barrier_time = 0;
-  {
-    std::vector<double> ts(static_cast<std::size_t>(4 * reps));
-    for (auto& t : ts) {
-      check(fc_barrier(world), "barrier");
-      const double t0 = now();
-      check(fc_barrier(world), "barrier");
-      t = now() - t0;
-    }
-    std::vector<double> slowest(ts.size());
-    check(fc_allreduce(ts.data(), slowest.data(), ts.size(), FC_DOUBLE, FC_MAX, world),
-          "allreduce");
-    barrier_time = median(slowest);
-  }
   for (Collective c : colls) {
     if (no_validate) break;
     for (double n : validation_sizes(tables[c], quick)) {
@@ -682,6 +750,12 @@ int main(int argc, char** argv) {
       std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
                   lp.alpha_above, lp.beta_above);
     std::printf("\n");
+    if (layout > 0) {
+      std::printf("layout %s: alpha, beta fitted to %s", tuning::layout_name(p, cores).c_str(),
+                  oversub_fit == "collectives" ? "timed collectives" : "the concurrent pairs");
+      std::printf("; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f\n", all_pairs.c_str(),
+                  pairs_lp.model.alpha, pairs_lp.model.beta, pairs_lp.r2);
+    }
     for (const auto& g : file.gammas)
       std::printf("gamma %s/%s = %.3g s/B\n", g.op.c_str(), g.datatype.c_str(), g.gamma);
     for (Collective c : colls) {

@@ -80,6 +80,32 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& li
   return alg.cost(q);
 }
 
+bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& at, double& a,
+                       double& b, double& c) {
+  if (alg.optimal_k != nullptr) return false;
+  CostQuery q = query(n, p, at);
+  q.k = 1;
+  const double whole = alg.cost(q);
+  q.m = {1, 0, 0};
+  const double ua = alg.cost(q);
+  q.m = {0, 1, 0};
+  const double ub = alg.cost(q);
+  q.m = {0, 0, at.gamma};
+  const double uc = alg.cost(q);
+  // Linear near `at`: the sum of the terms is the whole, and so at a model twice as slow per
+  // byte (a formula that picks a strategy by the model fails one of the two).
+  const double sum = ua * at.alpha + ub * at.beta + uc;
+  q.m = {at.alpha, 2 * at.beta, at.gamma};
+  const double twice = alg.cost(q);
+  const double sum2 = ua * at.alpha + 2 * ub * at.beta + uc;
+  if (!(std::fabs(sum - whole) <= 1e-9 * whole) || !(std::fabs(sum2 - twice) <= 1e-9 * twice))
+    return false;
+  a = ua;
+  b = ub;
+  c = uc;
+  return true;
+}
+
 bool eligible(const Algorithm& alg, int p, bool commutative) {
   if (is_reduction(alg.coll) && alg.needs_commutative && !commutative) return false;
   if (alg.needs_power_of_two && !is_pow2(p)) return false;

@@ -123,6 +123,67 @@ bool floor_upper_alpha(PiecewiseFit& pf, std::span<const Point> pts, Weighting w
   return true;
 }
 
+LinearFit fit_cost_points(std::span<const CostPoint> pts) {
+  LinearFit f;
+  f.points = pts.size();
+  double saa = 0, sab = 0, sbb = 0, say = 0, sby = 0;
+  for (const CostPoint& p : pts) {
+    if (!(p.t > 0)) continue;
+    const double w = 1.0 / (p.t * p.t), y = p.t - p.c;
+    saa += w * p.a * p.a;
+    sab += w * p.a * p.b;
+    sbb += w * p.b * p.b;
+    say += w * p.a * y;
+    sby += w * p.b * y;
+  }
+  const auto sse_of = [&](double al, double be) {
+    double e = 0;
+    for (const CostPoint& p : pts)
+      if (p.t > 0) {
+        const double r = (p.t - (p.a * al + p.b * be + p.c)) / p.t;
+        e += r * r;
+      }
+    return e;
+  };
+  const double det = saa * sbb - sab * sab;
+  const bool solvable = det > 0 && det > 1e-12 * saa * sbb;
+  if (solvable) {
+    f.alpha = (say * sbb - sby * sab) / det;
+    f.beta = (saa * sby - sab * say) / det;
+  }
+  if (!solvable || f.alpha < 0 || f.beta < 0) {
+    // One parameter alone, the other held at 0: the better of the two.
+    const double a_only = saa > 0 ? std::max(0.0, say / saa) : 0.0;
+    const double b_only = sbb > 0 ? std::max(0.0, sby / sbb) : 0.0;
+    if (sse_of(a_only, 0) <= sse_of(0, b_only)) {
+      f.alpha = a_only;
+      f.beta = 0;
+    } else {
+      f.alpha = 0;
+      f.beta = b_only;
+    }
+  }
+  double sw = 0, st = 0;
+  for (const CostPoint& p : pts)
+    if (p.t > 0) {
+      sw += 1.0 / (p.t * p.t);
+      st += p.t / (p.t * p.t);
+    }
+  const double mt = sw > 0 ? st / sw : 0;
+  double stt = 0;
+  for (const CostPoint& p : pts) {
+    const double r = p.t - (p.a * f.alpha + p.b * f.beta + p.c);
+    f.residuals.push_back(r);
+    f.rel_residuals.push_back(p.t != 0 ? r / p.t : 0.0);
+    if (p.t > 0) {
+      f.sse += r * r / (p.t * p.t);
+      stt += (p.t - mt) * (p.t - mt) / (p.t * p.t);
+    }
+  }
+  f.r2 = stt > 0 ? 1.0 - f.sse / stt : (f.sse == 0 ? 1.0 : 0.0);
+  return f;
+}
+
 double median_abs(std::span<const double> xs) {
   if (xs.empty()) return 0;
   std::vector<double> a;

@@ -85,6 +85,24 @@ LinearFit fit_linear_fixed_alpha(std::span<const Point> pts, double alpha,
 bool floor_upper_alpha(PiecewiseFit& pf, std::span<const Point> pts,
                        Weighting w = Weighting::relative);
 
+/// One timed collective whose model cost is linear in α and β: t ≈ a α + b β + c, where a
+/// (rounds), b (bytes on the critical path) and c (the γ term, known) come from the
+/// algorithm's cost formula evaluated at unit models.
+struct CostPoint {
+  double a = 0;
+  double b = 0;
+  double c = 0;
+  double t = 0;
+};
+
+/// α, β of the collectives themselves: weighted (relative) least squares of t − c ≈ a α + b β
+/// over the points (2x2 normal equations, no intercept). Used where the link cannot be
+/// measured apart from the collectives' own layout (more ranks than cores). alpha and beta of
+/// the result; r2, sse and residuals as in fit_linear (residuals of t). When the system is
+/// singular or its solution has a negative parameter: the better (least SSE) of α alone and
+/// β alone, the other held at 0.
+LinearFit fit_cost_points(std::span<const CostPoint> pts);
+
 /// Median of |x| over xs (0 for none).
 double median_abs(std::span<const double> xs);
 

@@ -160,6 +160,52 @@ TEST(Fit, UpperAlphaBelowLowerIsFloored) {
   EXPECT_FALSE(floor_upper_alpha(h, pts));
 }
 
+// α, β fitted to timed collectives (the oversubscribed layout): t = a α + b β + c with a, b, c
+// from the cost formulas. Synthetic times from known α, β (and noise) come back.
+TEST(Fit, CostPointsRecoverAlphaBeta) {
+  const CostModel truth{8e-6, 3e-10, 5e-11};
+  std::vector<CostPoint> pts;
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0.0, 0.02);
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+    if (alg->coll != Collective::bcast && alg->coll != Collective::allreduce) continue;
+    for (double n : {64.0, 2048.0, 32768.0, 393216.0}) {
+      double a = 0, b = 0, c = 0;
+      if (!linear_cost_terms(*alg, n, 4, truth, a, b, c)) {
+        EXPECT_EQ(alg->name, "hybrid");  // the one formula that picks a strategy by the model
+        continue;
+      }
+      CostQuery q;
+      q.n = n;
+      q.p = 4;
+      q.k = 1;
+      q.m = truth;
+      const double t = alg->cost(q);
+      ASSERT_NEAR(a * truth.alpha + b * truth.beta + c, t, 1e-9 * t) << alg->name;
+      pts.push_back({a, b, c, t});
+    }
+  }
+  ASSERT_GE(pts.size(), 8u);
+  const LinearFit exact = fit_cost_points(pts);
+  EXPECT_NEAR(exact.alpha / truth.alpha, 1.0, 1e-9);
+  EXPECT_NEAR(exact.beta / truth.beta, 1.0, 1e-9);
+  EXPECT_NEAR(exact.r2, 1.0, 1e-9);
+  for (CostPoint& p : pts) p.t *= 1 + noise(rng);
+  const LinearFit noisy = fit_cost_points(pts);
+  EXPECT_NEAR(noisy.alpha / truth.alpha, 1.0, 0.05);
+  EXPECT_NEAR(noisy.beta / truth.beta, 1.0, 0.05);
+  // Singular (only α terms) and negative solutions fall back to one non-negative parameter.
+  const std::vector<CostPoint> rounds_only = {{2, 0, 0, 2e-5}, {4, 0, 0, 4e-5}};
+  const LinearFit r = fit_cost_points(rounds_only);
+  EXPECT_NEAR(r.alpha, 1e-5, 1e-15);
+  EXPECT_EQ(r.beta, 0);
+  const std::vector<CostPoint> neg = {{1, 1000, 0, 1e-6}, {1, 1e6, 0, 1e-3}, {1, 1e5, 0, 2e-4}};
+  const LinearFit f = fit_cost_points(neg);
+  EXPECT_GE(f.alpha, 0);
+  EXPECT_GE(f.beta, 0);
+}
+
 TEST(Fit, MedianAbs) {
   EXPECT_EQ(median_abs(std::vector<double>{}), 0);
   EXPECT_EQ(median_abs(std::vector<double>{-3, 1, 2}), 2);

@@ -782,6 +782,7 @@ int main(int argc, char** argv) {
     }
 
     std::string err;
+    const tuning::TuningFile this_run = file;  // the report shows this run's entry only
     // Keep what an earlier calibration of this machine measured in other layouts or link
     // classes (p = 2 and p = 4 on a 2-core node: both entries, model_for picks by layout).
     if (!out_path.empty() && !replace && std::filesystem::exists(out_path)) {
@@ -808,7 +809,7 @@ int main(int argc, char** argv) {
     }
     if (!report_dir.empty()) {
       std::filesystem::create_directories(report_dir);
-      tuning::save_tuning(file, report_dir + "/tuning.json", err);
+      tuning::save_tuning(this_run, report_dir + "/tuning.json", err);
       {
         std::ofstream csv(report_dir + "/pingpong.csv");
         csv << "link,n,t,kind\n";
@@ -835,9 +836,9 @@ int main(int argc, char** argv) {
          << ".\n\n"
          << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | R² | break (B) | "
             "α above (µs) | β above (ns/B) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
-         << "| " << link << " | " << fmt("%.3f", lp.model.alpha * 1e6) << " | "
-         << fmt("%.4f", lp.model.beta * 1e9) << " | " << fmt("%.2f", 1e-9 / lp.model.beta) << " | "
-         << fmt("%.4f", lp.r2) << " | "
+         << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores) + ")" : "") << " | "
+         << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9) << " | "
+         << fmt("%.2f", 1e-9 / lp.model.beta) << " | " << fmt("%.4f", lp.r2) << " | "
          << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9)
          << " |\n\n![ping-pong](pingpong.png)\n\n## Reduction kernels (γ)\n\n| op | datatype | "

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Issue 6: fabcoll-calibrate at p = 2 and at p = 4 into one tuning file gives one entry per
+# layout of the link class, and the run-time model is the entry of the job's layout: on a node
+# with fewer than 4 cores the p = 4 entry is "4 ranks on N cores" (measured with every rank
+# active) and a 4-rank job uses it while a 2-rank job uses the quiet one; with 4 or more cores
+# both runs are quiet and the second replaces the first. Measures and fits only (--no-validate;
+# the validation is calibrate_quick_*'s).
+#   calibrate_layouts.sh FABCOLL_RUN FABCOLL_CALIBRATE FABCOLL_INFO
+set -euo pipefail
+run=$1 cal=$2 info=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+f=$work/tuning.json
+cores=$(getconf _NPROCESSORS_ONLN)  # what std::thread::hardware_concurrency reports
+"$run" -n 2 -- "$cal" --quick --no-validate -o "$f" >"$work/out2" 2>"$work/err2" || {
+  cat "$work/out2" "$work/err2"; exit 1; }
+"$run" -n 4 -- "$cal" --quick --no-validate -o "$f" >"$work/out4" 2>"$work/err4" || {
+  cat "$work/out4" "$work/err4"; exit 1; }
+entries=$(grep -c '"class": "shm"' "$f")
+FABCOLL_TUNING=$f "$run" -n 2 -- "$info" --layout >"$work/info2" 2>&1
+FABCOLL_TUNING=$f "$run" -n 4 -- "$info" --layout >"$work/info4" 2>&1
+"$info" --explain allreduce 65536 --p 4 --tuning "$f" >"$work/explain4" 2>"$work/notice"
+if [[ -s $work/notice ]]; then echo "unexpected notice:"; cat "$work/notice"; exit 1; fi
+fail() { echo "calibrate_layouts: $*"; cat "$f" "$work/err4" "$work/info2" "$work/info4"; exit 1; }
+grep -q "shm measured quiet" "$work/info2" || fail "2-rank job does not use the quiet entry"
+if ((cores < 4)); then
+  layout="4 ranks on $cores cores"
+  ((entries == 2)) || fail "expected 2 shm entries, found $entries"
+  grep -q "\"layout\": \"$layout\"" "$f" || fail "no '$layout' entry"
+  grep -q "kept 1 link entry" "$work/err4" || fail "the p = 2 entry was not kept"
+  grep -q "shm measured $layout" "$work/info4" || fail "4-rank job does not use '$layout'"
+  grep -q "measured $layout" "$work/explain4" || fail "fabcoll-info --p 4 does not use '$layout'"
+else
+  ((entries == 1)) || fail "expected 1 shm entry on $cores cores, found $entries"
+  grep -q "shm measured quiet" "$work/info4" || fail "4-rank job does not use the quiet entry"
+fi
+echo "calibrate_layouts: ok ($cores cores, $entries shm entries)"

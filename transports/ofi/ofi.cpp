@@ -204,6 +204,8 @@ Options options_from_environment() {
   }
   o.timeout_s = default_timeout_seconds();
   o.rendezvous = rendezvous_from_environment();
+  const char* rdv = std::getenv("FABCOLL_OFI_RENDEZVOUS");
+  o.rendezvous_on_sockets = rdv != nullptr && std::strcmp(rdv, "1") == 0;
   for (const auto& [var, field] : {std::pair{"FABCOLL_MR_MAX_REGIONS", &o.max_regions},
                                    std::pair{"FABCOLL_MR_MAX_BYTES", &o.max_region_bytes}}) {
     const char* v = std::getenv(var);
@@ -459,7 +461,8 @@ void Endpoint::Impl::open() {
   mr_endpoint = (mr_mode & FI_MR_ENDPOINT) != 0;
   // The rendezvous needs RMA, FI_MSG for the FIN, an inject size that holds the RTS and the
   // tag's top bit. Without them every message goes eager.
-  rma = opts.rendezvous && (info->caps & FI_RMA) != 0 && (info->caps & FI_MSG) != 0 &&
+  rma = opts.rendezvous && (provider != "sockets" || opts.rendezvous_on_sockets) &&
+        (info->caps & FI_RMA) != 0 && (info->caps & FI_MSG) != 0 &&
         info->tx_attr->inject_size >= sizeof(RtsHeader) && info->rx_attr->iov_limit >= 3 &&
         info->tx_attr->iov_limit >= 2;
   marker = provider == "sockets" || info->domain_attr->cq_data_size < sizeof(kRtsData)
@@ -952,7 +955,9 @@ void Endpoint::Impl::on_error(const fi_cq_err_entry& e) {
   }
   if (!r->is_send && err == FI_ETRUNC) {
     const std::size_t hdr_len = r->hdr != nullptr ? sizeof(RtsHeader) : 0;
-    const std::size_t total = e.len + e.olen;
+    // Every posted byte was filled before the overflow (olen). Not e.len + e.olen: sockets
+    // (1.17) reports the whole message length as len, which counted the overflow twice.
+    const std::size_t total = hdr_len + r->size + sink.size() + e.olen;
     fail_req(r, Errc::truncation,
              truncation_message(total >= hdr_len ? total - hdr_len : total, r->peer, r->size));
     return;

@@ -63,6 +63,10 @@ struct Options {
   std::size_t eager_limit = 16384;
   /// false: never use the rendezvous (every message eager), as on providers without RMA.
   bool rendezvous = true;
+  /// The rendezvous on the sockets provider too. Off by default: there (libfabric 1.17) RMA
+  /// reads stalled for good with ~100 rendezvous outstanding between two endpoints, also with
+  /// at most 16 reads in flight. FABCOLL_OFI_RENDEZVOUS=1 sets it.
+  bool rendezvous_on_sockets = false;
   /// Bounds of the registry of user regions (register_region): count and total bytes.
   std::size_t max_regions = 1024;
   std::size_t max_region_bytes = std::size_t{64} << 30;
@@ -86,7 +90,8 @@ struct Stats {
 /// FABCOLL_OFI_RENDEZVOUS; registry bounds from FABCOLL_MR_MAX_REGIONS, FABCOLL_MR_MAX_BYTES.
 Options options_from_environment();
 
-/// FABCOLL_OFI_RENDEZVOUS: "0" turns the rendezvous off; unset or anything else leaves it on.
+/// FABCOLL_OFI_RENDEZVOUS: "0" turns the rendezvous off; unset or anything else leaves it on
+/// ("1" also turns it on for the sockets provider: Options::rendezvous_on_sockets).
 bool rendezvous_from_environment();
 
 /// One line for FABCOLL_STATS: "ofi(tcp;ofi_rxm): eager 12 msgs / 3456 B, rendezvous ...".

@@ -14,6 +14,8 @@
 //                 recorded as its own layout of the link class ("4 ranks on 2 cores").
 //   2 fit         weighted (relative) least squares, two segments where a protocol break helps.
 //   3 gamma       ReduceOp::combine_left on buffers of 16 KiB … 4 MiB, rank 0 alone.
+//   3b layout     only with more ranks than cores (--oversubscribed-fit collectives): α, β
+//                 refitted to timed non-pipelined bcast / all-reduce / all-gather runs.
 //   4 tables      crossover tables and k rules for p ranks under the fitted model.
 //   5 validate    each eligible algorithm forced with FABCOLL_<COLL>_ALGORITHM (and its packet
 //                 count from the fitted model via FABCOLL_<COLL>_PACKET) at sizes around each

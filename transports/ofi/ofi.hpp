@@ -24,11 +24,14 @@
 //    The RTS once landed in the user buffer: receives posted at once into one buffer (a
 //    bandwidth window) overwrote each other's RTS before their completions were read, and
 //    senders waited forever for FINs carrying the overwritten cookies.
-// Every buffer is registered per call (fi_mr_reg) and its descriptor passed, also where the
-// provider does not ask for it, so the path FI_MR_LOCAL providers (verbs) need is the one
-// that runs in tests. Every receive gets a shared "sink" iov of eager-limit bytes last, so an
-// oversized eager message neither overruns the user buffer nor makes the provider truncate:
-// the size check (Errc::truncation) is ours.
+// Every buffer is registered (fi_mr_reg) and its descriptor passed, also where the provider does
+// not ask for it, so the path FI_MR_LOCAL providers (verbs) need is the one that runs in tests:
+// buffers inside a region the user registered (register_region, fc_mem_register) use that
+// region's registration; others are registered per call and released with their operation.
+// Internal memory (receive header slots, eager prefix, FIN slab, sink) is registered once. Every
+// receive gets a shared "sink" iov of eager-limit bytes last, so an oversized eager message neither
+// overruns the user buffer nor makes the provider truncate: the size check (Errc::truncation) is
+// ours.
 //
 // libfabric 1.17 bugs this works around (each also named where the code does it):
 //  - tcp;ofi_rxm stops delivering on a connection after it reported FI_ETRUNC (#8274): hence

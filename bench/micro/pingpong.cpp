@@ -67,12 +67,13 @@ Task<> stream(Channel& ch, fabcoll::MutableBytes buf, int windows, int window) {
 
 int main(int argc, char** argv) {
   std::size_t max_bytes = std::size_t{16} << 20;
+  std::size_t min_bytes = 8;
   bool register_buffer = true;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0) {
       std::puts(
           "usage: fabcoll-run -n 2 [--transport ofi --provider P] -- fabcoll-pingpong [--max "
-          "BYTES] [--no-register]\n"
+          "BYTES] [--min BYTES] [--no-register]\n"
           "Latency = half the round trip of a ping-pong (median of 5 batches); bandwidth =\n"
           "bytes of 64-message windows streamed from rank 0 to rank 1 per second.\n"
           "The buffer is registered once with fc_mem_register (as fabcoll-fi-pingpong registers\n"
@@ -81,6 +82,8 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[i], "--max") == 0 && i + 1 < argc)
       max_bytes = std::strtoull(argv[++i], nullptr, 10);
+    if (std::strcmp(argv[i], "--min") == 0 && i + 1 < argc)
+      min_bytes = std::max<std::size_t>(1, std::strtoull(argv[++i], nullptr, 10));
     if (std::strcmp(argv[i], "--no-register") == 0) register_buffer = false;
   }
   fc_context_t ctx = nullptr;
@@ -107,7 +110,7 @@ int main(int argc, char** argv) {
                 register_buffer ? "registered (fc_mem_register)" : "registered per call");
     std::printf("%-10s %14s %16s\n", "# Size", "Latency(us)", "Bandwidth(MB/s)");
   }
-  for (std::size_t n = 8; n <= max_bytes; n *= 2) {
+  for (std::size_t n = min_bytes; n <= max_bytes; n *= 2) {
     const int iters = n <= 65536 ? 2000 : n <= (1u << 20) ? 200 : 40;
     const fabcoll::MutableBytes b(buf.data(), n);
     std::vector<double> lat;

@@ -601,6 +601,32 @@ TEST_P(OfiConformance, RegistryBounds) {
   });
 }
 
+// Ranks that disagree on the rendezvous (and so on the message framing) fail to open, with an
+// error naming the setting, instead of misreading each other's messages.
+TEST_P(OfiConformance, RanksDisagreeingOnTheRendezvousFailClearly) {
+  auto hub = std::make_shared<MemoryStoreHub>();
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      ofi::Options o = options();
+      o.rendezvous = r == 0;
+      o.timeout_s = 10;
+      try {
+        MemoryStore store(hub, r, 2);
+        ofi::Endpoint ep(store, o);
+        errors[r] = "opened";
+      } catch (const EngineError& e) {
+        errors[r] =
+            e.errc() == Errc::invalid_argument ? e.what() : "wrong code: " + std::string(e.what());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& e : errors)
+    EXPECT_NE(e.find("FABCOLL_OFI_RENDEZVOUS"), std::string::npos) << e;
+}
+
 // A message longer than its receive fails that receive with Errc::truncation, writes nothing
 // past the buffer, leaves the sender complete, and the endpoint keeps working.
 TEST_P(OfiConformance, TruncationFailsTheReceiveOnly) {

@@ -527,10 +527,23 @@ void Endpoint::Impl::exchange_addresses() {
   std::size_t len = name.size();
   int rc = fi_getname(&ep->fid, name.data(), &len);
   if (rc != 0) raise_fi("fi_getname", rc);
-  store.put("ofi/addr/" + std::to_string(rank), to_hex(name.data(), len));
+  // The address carries whether this rank frames messages for the rendezvous (a 32-byte
+  // header on every tagged message): ranks that disagree could not read each other's messages.
+  const char* framing = rma ? "/rendezvous" : "/eager";
+  store.put("ofi/addr/" + std::to_string(rank), to_hex(name.data(), len) + framing);
   for (int r = 0; r < size; ++r) {
-    std::vector<std::byte> addr =
-        from_hex(store.get("ofi/addr/" + std::to_string(r), opts.timeout_s));
+    std::string value = store.get("ofi/addr/" + std::to_string(r), opts.timeout_s);
+    const std::size_t slash = value.find('/');
+    if (slash == std::string::npos || value.substr(slash) != framing) {
+      raise(Errc::invalid_argument, "ofi: world rank " + std::to_string(r) + " uses " +
+                                        (slash == std::string::npos ? std::string("another framing")
+                                                                    : value.substr(slash + 1)) +
+                                        " framing, this rank (" + std::to_string(rank) + ") " +
+                                        (framing + 1) +
+                                        ": set FABCOLL_OFI_RENDEZVOUS alike on every rank");
+    }
+    value.resize(slash);
+    std::vector<std::byte> addr = from_hex(value);
     // Pad to the provider's address length: some providers read a fixed-size address.
     if (addr.size() < info->src_addrlen) addr.resize(info->src_addrlen);
     fi_addr_t fa = FI_ADDR_UNSPEC;

@@ -1,8 +1,10 @@
 // The fabric transport: one libfabric RDM endpoint per rank (tagged messages + RMA).
 //
 // Addressing: at start-up every rank publishes its endpoint name in the bootstrap Store under
-// "ofi/addr/<rank>" (hex) and inserts all names, in rank order, into an FI_AV_TABLE address
-// vector, so world rank r is fi_addr r. One Endpoint per Store: the keys are not generational.
+// "ofi/addr/<rank>" (hex, then "/rendezvous" or "/eager": ranks must agree on the message
+// framing, else opening fails naming FABCOLL_OFI_RENDEZVOUS) and inserts all names, in rank order,
+// into an FI_AV_TABLE address vector, so world rank r is fi_addr r. One Endpoint per Store: the
+// keys are not generational.
 //
 // Matching: the PostedOp's 64-bit tag is the libfabric tag and the source is matched by
 // FI_DIRECTED_RECV, so the provider keeps the tagged-message rules every transport keeps

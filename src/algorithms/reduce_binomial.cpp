@@ -30,7 +30,8 @@ Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const Reduc
   ConstBytes partial = in;
   if (!children.empty() || me == tree_root) {
     const MutableBytes acc = me == root ? out : ch.scratch(n);
-    ch.copy(acc, in);  // `in` may alias `out` at the root: it is never read after this
+    // No copy of `in` into acc: the first child's combine reads `in` and writes acc
+    // (combine_into); `in` may alias `out` at the root.
     // Post every child's receive at once (dimension 0 first, the order the data arrives).
     const MutableBytes tmp = ch.scratch(n * children.size());
     std::vector<Transfer> recvs;
@@ -42,9 +43,12 @@ Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const Reduc
     for (std::size_t i = 0; i < children.size(); ++i) {
       Transfer& arrived = recvs[i];
       co_await arrived;
-      Transfer work = ch.combine_right(op, acc, tmp.subspan(i * n, n));  // higher ranks' data
+      // The children hold higher ranks' data: the right operand.
+      Transfer work = i == 0 ? ch.combine_into(op, in, tmp.subspan(i * n, n), acc)
+                             : ch.combine_right(op, acc, tmp.subspan(i * n, n));
       co_await work;
     }
+    if (children.empty()) ch.copy(acc, in);  // a root without children (p = 1)
     partial = acc;
   }
   if (parent >= 0) {

@@ -56,7 +56,11 @@ Task<> reduce_rabenseifner(Channel& ch, ConstBytes in, MutableBytes out, const R
   const int target = ranks.newrank(target_old);
 
   const MutableBytes acc = me == root ? out : ch.scratch(n);
-  ch.copy(acc, in);  // `in` may alias `out` at the root: never read after this
+  // A rank that folds, or the only rank, starts from a copy of its input; the others read
+  // `in` in their first halving step and combine from it straight into acc (no copy). `in`
+  // may alias `out` at the root: it is never read after acc is written.
+  const bool copy_first = me < 2 * cube.surplus() || d == 0;
+  if (copy_first) ch.copy(acc, in);
   const MutableBytes tmp = ch.scratch(n);
 
   // Step 2: fold. Even keeps the lower half ABCD, odd computes the upper half EFGH and hands
@@ -106,15 +110,18 @@ Task<> reduce_rabenseifner(Channel& ch, ConstBytes in, MutableBytes out, const R
     const std::size_t keep_hi = lower ? mid : hi[j];
     const std::size_t give_lo = lower ? mid : lo[j];
     const std::size_t give_hi = lower ? hi[j] : mid;
-    Transfer give = ch.send(partner, blocks_of(acc, blocks, es, give_lo, give_hi),
+    const ConstBytes src = j == 0 && !copy_first ? in : ConstBytes(acc);
+    Transfer give = ch.send(partner, blocks_of(src, blocks, es, give_lo, give_hi),
                             static_cast<std::uint32_t>(2 + j));
     Transfer take = ch.recv(partner, blocks_of(tmp, blocks, es, keep_lo, keep_hi),
                             static_cast<std::uint32_t>(2 + j));
     co_await give;
     co_await take;
+    const ConstBytes own = blocks_of(src, blocks, es, keep_lo, keep_hi);
     const MutableBytes mine = blocks_of(acc, blocks, es, keep_lo, keep_hi);
     const MutableBytes theirs = blocks_of(tmp, blocks, es, keep_lo, keep_hi);
-    Transfer work = lower ? ch.combine_right(op, mine, theirs) : ch.combine_left(op, theirs, mine);
+    Transfer work = lower ? ch.combine_into(op, own, theirs, mine)  // the partner is higher
+                          : ch.combine_into(op, theirs, own, mine);
     co_await work;
     lo[j + 1] = keep_lo;
     hi[j + 1] = keep_hi;

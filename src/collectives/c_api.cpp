@@ -132,6 +132,11 @@ void init_context(fc_context_s& ctx, fabcoll::Transport& t, int rank, int size, 
   fabcoll::refresh_overrides();
   ctx.progress.set_oversubscribed(static_cast<unsigned>(local_ranks) >
                                   std::max(1u, std::thread::hardware_concurrency()));
+  // FABCOLL_SPIN_US: microseconds a waiting rank spins before it yields (default 4; 0 when the
+  // node has more ranks than cores).
+  if (const char* spin = std::getenv("FABCOLL_SPIN_US"); spin != nullptr && *spin != '\0')
+    ctx.progress.set_spin_before_yield(
+        std::chrono::nanoseconds(static_cast<long long>(std::strtod(spin, nullptr) * 1000)));
   ctx.transport = &t;
   ctx.progress.add_transport(&t);
   ctx.world.ctx = &ctx;

@@ -31,6 +31,7 @@ class Progress final : public Executor {
   /// cost a loaded calibration about 54 us per message).
   [[nodiscard]] std::chrono::nanoseconds spin_before_yield() const { return spin_; }
   void set_oversubscribed(bool over) { spin_ = over ? std::chrono::nanoseconds(0) : kSpin; }
+  void set_spin_before_yield(std::chrono::nanoseconds s) { spin_ = s; }
 
  private:
   static constexpr std::chrono::nanoseconds kSpin = std::chrono::microseconds(4);

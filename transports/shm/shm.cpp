@@ -99,9 +99,12 @@ Endpoint::Endpoint(Store& store, int world_rank, std::vector<int> local_ranks,
     : me_(world_rank), local_(std::move(local_ranks)) {
   std::sort(local_.begin(), local_.end());
   const auto n = local_.size();
-  for (std::size_t i = 0; i < n; ++i) index_of_[local_[i]] = static_cast<int>(i);
-  if (index_of_.count(me_) == 0) raise(Errc::internal, "shm: this rank is not in its node");
-  li_ = index_of_[me_];
+  if (!local_.empty() && local_.front() < 0) raise(Errc::internal, "shm: negative world rank");
+  index_of_.assign(local_.empty() ? 0 : static_cast<std::size_t>(local_.back()) + 1, -1);
+  for (std::size_t i = 0; i < n; ++i)
+    index_of_[static_cast<std::size_t>(local_[i])] = static_cast<int>(i);
+  li_ = local_index(me_);
+  if (li_ < 0) raise(Errc::internal, "shm: this rank is not in its node");
   incoming_.resize(n);
   sends_.resize(n);
   tail_cache_.assign(n, 0);
@@ -196,11 +199,12 @@ bool Endpoint::cma_enabled() const {
   return info_of(base_, li_)->cma_ok.load(std::memory_order_acquire) != 0;
 }
 
-bool Endpoint::can_reach(int world_rank) const { return index_of_.count(world_rank) != 0; }
+bool Endpoint::can_reach(int world_rank) const { return local_index(world_rank) >= 0; }
 
 int Endpoint::local_index(int world_rank) const {
-  const auto it = index_of_.find(world_rank);
-  return it == index_of_.end() ? -1 : it->second;
+  return world_rank >= 0 && static_cast<std::size_t>(world_rank) < index_of_.size()
+             ? index_of_[static_cast<std::size_t>(world_rank)]
+             : -1;
 }
 
 bool Endpoint::write_frame(int li, std::uint32_t kind, std::uint64_t tag, std::uint64_t total,

@@ -98,10 +98,10 @@ class Endpoint final : public Transport {
   int cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size);
   void check_peers_alive();
 
-  int me_;                                 // world rank
-  int li_;                                 // my local index
-  std::vector<int> local_;                 // local index -> world rank
-  std::unordered_map<int, int> index_of_;  // world rank -> local index
+  int me_;                     // world rank
+  int li_;                     // my local index
+  std::vector<int> local_;     // local index -> world rank
+  std::vector<int> index_of_;  // world rank -> local index (-1: not on this node)
   std::string name_;
   void* base_ = nullptr;
   std::size_t bytes_ = 0;

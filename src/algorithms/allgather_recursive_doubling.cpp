@@ -34,14 +34,15 @@ MutableBytes cube_range(const Hypercube& cube, MutableBytes all, std::size_t n, 
 }
 }  // namespace
 
-Task<> allgather_recursive_doubling(Channel& ch, MutableBytes all, std::size_t n) {
+Task<> allgather_recursive_doubling(Channel& ch, MutableBytes all, std::size_t n, ConstBytes own) {
   const Hypercube cube{ch.size()};
   const int me = ch.rank();
   const auto mine = static_cast<std::size_t>(me);
   // Steps: 0 fold in, 1…d the cube dimensions, d+1 the result back to the extra rank.
   const auto back_step = static_cast<std::uint32_t>(cube.dim() + 1);
+  const ConstBytes own_block = own.size() == n ? own : ConstBytes(all.subspan(mine * n, n));
   if (cube.is_extra(me)) {
-    Transfer out = ch.send(me + 1, all.subspan(mine * n, n), 0);
+    Transfer out = ch.send(me + 1, own_block, 0);
     Transfer in = ch.recv(me + 1, all, back_step);
     co_await out;
     co_await in;
@@ -58,7 +59,11 @@ Task<> allgather_recursive_doubling(Channel& ch, MutableBytes all, std::size_t n
     const int peer_lo = Hypercube::partner(own_lo, i);
     const int partner = cube.rank(Hypercube::partner(v, i));
     const auto step = static_cast<std::uint32_t>(i + 1);
-    Transfer out = ch.send(partner, cube_range(cube, all, n, own_lo, own_lo + size), step);
+    // Step 0 of a rank without a folded partner sends just its own block: from own_block.
+    const ConstBytes range = i == 0 && !cube.has_extra(me)
+                                 ? own_block
+                                 : ConstBytes(cube_range(cube, all, n, own_lo, own_lo + size));
+    Transfer out = ch.send(partner, range, step);
     Transfer in = ch.recv(partner, cube_range(cube, all, n, peer_lo, peer_lo + size), step);
     co_await out;
     co_await in;
@@ -72,8 +77,9 @@ Task<> allgather_recursive_doubling(Channel& ch, MutableBytes all, std::size_t n
 namespace {
 Task<> run(Channel& ch, const CollArgs& a) {
   const std::size_t n = a.bytes();
-  return allgather_recursive_doubling(
-      ch, bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())), n);
+  return allgather_recursive_doubling(ch,
+                                      bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())),
+                                      n, bytes_of(a.sendbuf, a.sendbuf == nullptr ? 0 : n));
 }
 double cost(const CostQuery& q) {
   const Hypercube cube{q.p};

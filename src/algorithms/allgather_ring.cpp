@@ -12,7 +12,7 @@
 
 namespace fabcoll::algorithms {
 
-Task<> allgather_ring(Channel& ch, MutableBytes all, std::size_t n) {
+Task<> allgather_ring(Channel& ch, MutableBytes all, std::size_t n, ConstBytes own) {
   const Ring ring{ch.size()};
   const int me = ch.rank();
   const int right = ring.right(me);
@@ -21,7 +21,9 @@ Task<> allgather_ring(Channel& ch, MutableBytes all, std::size_t n) {
     const auto out_at = static_cast<std::size_t>(ring.send_block(me, s)) * n;
     const auto in_at = static_cast<std::size_t>(ring.recv_block(me, s)) * n;
     const auto step = static_cast<std::uint32_t>(s);
-    Transfer out = ch.send(right, all.subspan(out_at, n), step);
+    // Step 0 sends the own block: from `own` when the caller has it apart.
+    const ConstBytes block = s == 0 && own.size() == n ? own : ConstBytes(all.subspan(out_at, n));
+    Transfer out = ch.send(right, block, step);
     Transfer in = ch.recv(left, all.subspan(in_at, n), step);
     co_await in;  // the next step forwards this block
     co_await out;
@@ -31,7 +33,8 @@ Task<> allgather_ring(Channel& ch, MutableBytes all, std::size_t n) {
 namespace {
 Task<> run(Channel& ch, const CollArgs& a) {
   const std::size_t n = a.bytes();
-  return allgather_ring(ch, bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())), n);
+  return allgather_ring(ch, bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())), n,
+                        bytes_of(a.sendbuf, a.sendbuf == nullptr ? 0 : n));
 }
 double cost(const CostQuery& q) { return (q.p - 1) * (q.m.alpha + q.n * q.m.beta); }
 }  // namespace

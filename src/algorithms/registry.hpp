@@ -46,7 +46,9 @@ const char* collective_name(Collective c) noexcept;
 ///  gather     sendbuf: this rank's block (block bytes); recvbuf at root: p blocks. sendbuf may
 ///             alias the root's own block in recvbuf (in-place form).
 ///  scatter    sendbuf at root: p blocks; recvbuf: this rank's block (may alias root's block).
-///  allgather  recvbuf: p blocks; this rank's own block already in place on entry.
+///  allgather  recvbuf: p blocks; this rank's own block already in place on entry; sendbuf:
+///             the same bytes (the caller's send buffer, or the own block itself when in
+///             place), never written: an algorithm may send the own block from there.
 ///  allgatherv as allgather with counts[i]/displs[i] in elements (elem_size bytes each).
 ///  alltoall   sendbuf: p blocks out, recvbuf: p blocks in (distinct buffers).
 ///  alltoallv  scounts/sdispls/counts/displs in elements.

@@ -369,6 +369,7 @@ void validate(const Comm& comm, CollArgs& a) {
         if (overlaps(a.sendbuf, n, a.recvbuf, total))
           raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
         if (n > 0) std::memcpy(own, a.sendbuf, n);
+        return;  // sendbuf stays: algorithms may send the own block from it (see CollArgs)
       }
       a.sendbuf = own;
       return;

@@ -36,6 +36,9 @@ Task<> reduce_rabenseifner(Channel& ch, ConstBytes in, MutableBytes out, const R
 extern const Algorithm kReduceHybrid;
 Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op,
                      std::size_t elem_size, int root);
+extern const Algorithm kBcastNaive;
+/// Sanders et al. §13.1's naive broadcast: the root sends buf to every other rank itself.
+Task<> bcast_naive(Channel& ch, MutableBytes buf, int root);
 extern const Algorithm kBcastTwoTree;
 Task<> bcast_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size, std::size_t k,
                       int root);

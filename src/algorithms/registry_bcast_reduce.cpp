@@ -16,6 +16,7 @@ std::span<const Algorithm* const> bcast_reduce_algorithms() {
       &algorithms::kReduceRabenseifner,
       &algorithms::kReduceHybrid,
       &algorithms::kBcastTwoTree,
+      &algorithms::kBcastNaive,
   };
   return kAll;
 }

@@ -223,8 +223,7 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
                ")";
   } else {
     // Defaults per link class (measured once on the development machine; calibrate to replace).
-    c.world.comm->set_model(fabric ? fabcoll::CostModel{10e-6, 4e-10, 1e-10}
-                                   : fabcoll::CostModel{1e-6, 1.5e-10, 1e-10});
+    c.world.comm->set_model(fabcoll::builtin_model(link));
     c.tuning = "built-in defaults (" + link + ")";
     if (notice.empty())
       notice = "fabcoll: no tuning file (FABCOLL_TUNING or " + fabcoll::tuning::tuning_path() +
@@ -237,14 +236,16 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   // hold different tuning files).
   if (rank == 0) {
     const fabcoll::CostModel& m = c.world.comm->model();
-    char text[128];
-    std::snprintf(text, sizeof text, "%.17g %.17g %.17g", m.alpha, m.beta, m.gamma);
+    char text[160];
+    std::snprintf(text, sizeof text, "%.17g %.17g %.17g %.17g", m.alpha, m.beta, m.gamma,
+                  m.overhead);
     c.store->put("model/0", std::string(text) + " " + c.tuning);
   } else {
     const std::string text = c.store->get("model/0", timeout);
     fabcoll::CostModel m;
     int used = 0;
-    if (std::sscanf(text.c_str(), "%lg %lg %lg %n", &m.alpha, &m.beta, &m.gamma, &used) != 3)
+    if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %n", &m.alpha, &m.beta, &m.gamma, &m.overhead,
+                    &used) != 4)
       fabcoll::raise(Errc::transport, "bootstrap: rank 0's cost model is garbled");
     c.world.comm->set_model(m);
     c.tuning = text.substr(static_cast<std::size_t>(used)) + ", from rank 0";

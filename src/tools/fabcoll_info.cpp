@@ -77,9 +77,10 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
   }
   const fabcoll::CostModel& m = comm.model();
   std::printf(
-      "# %s of %.0f bytes on p = %d; model alpha = %.3g s, beta = %.3g s/B, gamma = %.3g s/B "
-      "(%s)\n",
-      coll_name.c_str(), bytes, p, m.alpha, m.beta, m.gamma, model_source.c_str());
+      "# %s of %.0f bytes on p = %d; model alpha = %.3g s, beta = %.3g s/B, gamma = %.3g s/B, "
+      "send overhead o = %.3g s%s (%s)\n",
+      coll_name.c_str(), bytes, p, m.alpha, m.beta, m.gamma, m.send_overhead(),
+      m.overhead < 0 ? " (= alpha)" : "", model_source.c_str());
   std::printf("%-24s %14s %10s  %s\n", "algorithm", "predicted(us)", "k", "note");
   const Algorithm* chosen = nullptr;
   try {
@@ -240,8 +241,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "fabcoll-info: '%s' is not a byte count\n", explain_args[1].c_str());
       return 2;
     }
-    fabcoll::CostModel model;
-    std::string source = "built-in defaults";
+    fabcoll::CostModel model = fabcoll::builtin_model(link_class.empty() ? "shm" : link_class);
+    std::string source =
+        "built-in defaults (" + (link_class.empty() ? std::string("shm") : link_class) + ")";
     if (!tuning_file.empty()) {
       std::string notice;
       const auto f = fabcoll::tuning::load_tuning_from(tuning_file, notice);

@@ -171,6 +171,33 @@ TEST(BcastReduce, BcastPipelinedBinaryTreeWithinLemma13_2) {
   }
 }
 
+// Sanders et al. §13.1's naive broadcast: p - 1 sends in a row from the root, so on the
+// one-port model (a send occupies the sender for α + βn, i.e. o = α) exactly (p - 1)(α + βn),
+// one message per rank. With a measured overhead o < α the formula is α + βn + (p - 2)(o + βn).
+TEST(BcastReduce, BcastNaiveMatchesSection13_1) {
+  const Algorithm& alg = algorithms::kBcastNaive;
+  for (int p = 1; p <= 40; ++p) {
+    for (const std::size_t bytes : {0u, 8u, 800u}) {
+      const double n = double(bytes);
+      const double expect = (p - 1) * (kModel.alpha + kModel.beta * n);
+      EXPECT_EQ(alg.cost(query(n, p)), expect);
+      for (const int root : {0, p / 2, p - 1}) {
+        const sim::Stats st = run_for_cost(alg, p, bytes, kModel, false, root);
+        EXPECT_EQ(st.finish_time, expect) << "p=" << p << " n=" << bytes << " root=" << root;
+        EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p - 1));
+      }
+    }
+  }
+  CostModel with_o = kModel;
+  with_o.overhead = 0.5;
+  EXPECT_EQ(alg.cost(query(800, 6, 0, with_o)), 4.0 + 200 + 4 * (0.5 + 200));
+  // Below the binomial tree's ⌈log p⌉(α + βn) when (p - 2)(o + βn) < (⌈log p⌉ - 1)(α + βn):
+  // p = 4, n = 8: 4 + 2 + 2(0.5 + 2) = 11 < 12; with o = α, 18 > 12.
+  EXPECT_LT(alg.cost(query(8, 4, 0, with_o)),
+            algorithms::kBcastBinomial.cost(query(8, 4, 0, with_o)));
+  EXPECT_GT(alg.cost(query(8, 4)), algorithms::kBcastBinomial.cost(query(8, 4)));
+}
+
 // Path::pipelinedBroadcast: exactly (p + k - 2)(α + βn/k) message times on the full-duplex
 // one-port model (first packet p-1 hops, then one packet per message time).
 TEST(BcastReduce, BcastLinearPipelineExact) {

@@ -1,0 +1,54 @@
+// Naive (flat-tree) broadcast. Sanders et al. §13.1: "A naive implementation uses a for-loop
+// and p-1 send operations. This strategy is purely sequential and needs time at least
+// α(p-1)":
+//   T(n, p) = (p - 1)(α + βn)      (the text's model: a send occupies the sender for α + βn)
+// With the sender's per-message overhead o apart from the latency α (CostModel::overhead,
+// LogP's o; o = α gives the text's formula back), the last receiver has its message after
+//   T(n, p) = α + βn + (p - 2)(o + βn)
+// and no rank forwards anything: no receiver waits for another receiver to be scheduled,
+// which is what makes it the fastest small broadcast when ranks time-share cores.
+// Preconditions: none (any p, any root).
+//
+//   0 → 1, 0 → 2, 0 → 3, …   all posted at once by the root, from root + 1 on
+#include "algorithms/algorithms.hpp"
+
+namespace fabcoll::algorithms {
+
+Task<> bcast_naive(Channel& ch, MutableBytes buf, int root) {
+  const int p = ch.size();
+  const int me = ch.rank();
+  if (me != root) {
+    Transfer in = ch.recv(root, buf);
+    co_await in;
+    co_return;
+  }
+  TransferSet sends;
+  for (int i = 1; i < p; ++i) sends.add(ch.send((root + i) % p, buf));
+  co_await sends;
+}
+
+namespace {
+Task<> run(Channel& ch, const CollArgs& a) {
+  return bcast_naive(ch, bytes_of(a.recvbuf, a.bytes()), a.root);
+}
+double cost(const CostQuery& q) {
+  if (q.p <= 1) return 0.0;
+  const double per_byte = q.m.beta * q.n;
+  return q.m.alpha + per_byte + (q.p - 2) * (q.m.send_overhead() + per_byte);
+}
+}  // namespace
+
+const Algorithm kBcastNaive{
+    .name = "naive",
+    .coll = Collective::bcast,
+    .reference = "Sanders et al. §13.1 (naive broadcast: a for-loop of p − 1 sends)",
+    .formula = "α + βn + (p − 2)(o + βn); o = α: (p − 1)(α + βn)",
+    .needs_commutative = false,
+    .needs_power_of_two = false,
+    .cost = cost,
+    .optimal_k = nullptr,
+    .run = run,
+    .test = "bcast_reduce_test.BcastNaiveMatchesSection13_1",
+};
+
+}  // namespace fabcoll::algorithms

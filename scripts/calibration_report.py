@@ -52,6 +52,8 @@ def plot_pingpong(d, tuning):
                 x *= 1.05
             lbl = (f"fit α={link['alpha'] * 1e6:.2f} µs, β={link['beta'] * 1e9:.3f} ns/B"
                    f" (R²={link['r2']:.3f})")
+            if link.get("overhead", -1) >= 0:  # the sender's overhead o (absent: o = α)
+                lbl += f", o={link['overhead'] * 1e6:.2f} µs"
             if link["break_bytes"] > 0:
                 lbl += f"; break {link['break_bytes']:.0f} B"
                 ax.axvline(link["break_bytes"], color="grey", linestyle=":")

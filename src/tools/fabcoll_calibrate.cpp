@@ -12,6 +12,9 @@
 //                 cores (the collectives then time-share the cores) every rank takes part
 //                 instead: pairs (0,1), (2,3), … exchange at once (--all-pairs), and the fit is
 //                 recorded as its own layout of the link class ("4 ranks on 2 cores").
+//   1b overhead   the sender's overhead o (LogP's o), in the ping-pong's layout: a burst of
+//                 small sends to a peer that pre-posted its receives, per send (see
+//                 measure_overhead); clamped to [0, α]. Before 3b, whose formulas use it.
 //   2 fit         weighted (relative) least squares, two segments where a protocol break helps.
 //   3 gamma       ReduceOp::combine_left on buffers of 16 KiB … 4 MiB, rank 0 alone.
 //   3b layout     only with more ranks than cores (--oversubscribed-fit collectives): α, β
@@ -27,6 +30,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -243,6 +247,65 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
         "allreduce");
   for (std::size_t s = 0; s < sizes.size(); ++s) out.medians.push_back({sizes[s], sum[s]});
   return out;
+}
+
+/// The sender's overhead o (LogP's o; CostModel::overhead): the sender's own time per message,
+/// apart from the latency α that the receiver sees. Measured in the ping-pong's layout (quiet:
+/// ranks 0 and 1 alone; all_pairs: every pair at once): the receiver pre-posts a burst of
+/// `burst` receives of 8 bytes (p = 2 binomial bcasts, one send each, as in the ping-pong),
+/// then releases the sender through a barrier on a second communicator of the pair (the pair's
+/// own must see the same collectives in the same order on both ranks); the sender posts the
+/// burst of sends and waits for all of them. Its time from the first post to the last
+/// completion, divided by the burst, per repetition; the median over the repetitions, the mean
+/// over the pairs. Every rank returns the same value (seconds).
+///
+/// One call per message, so a call's own fixed cost (request, coroutine) counts in o: an upper
+/// bound of what one more send of a loop (the naive broadcast's) costs its sender.
+double measure_overhead(fc_comm_t world, int rank, int p, bool all_pairs, bool quick) {
+  constexpr int kBurst = 48;
+  const int pairs = all_pairs ? p / 2 : 1;
+  const bool in_pair = rank < 2 * pairs;
+  fc_comm_t pair = FC_COMM_NULL, sync = FC_COMM_NULL;
+  check(fc_comm_split(world, in_pair ? rank / 2 : FC_UNDEFINED, rank, &pair), "split");
+  check(fc_comm_split(world, in_pair ? rank / 2 : FC_UNDEFINED, rank, &sync), "split");
+  double mine = 0;  // a pair's sender: its median / pairs
+  if (pair != FC_COMM_NULL) {
+    const Force force(Collective::bcast, "binomial", 0);  // at p = 2: exactly one send
+    const bool sender = rank % 2 == 0;
+    std::vector<std::uint64_t> bufs(kBurst, 1);
+    std::vector<fc_request_t> reqs(kBurst);  // bufs[i] and reqs[i]: burst message i
+    const int reps = quick ? 15 : 41;
+    std::vector<double> ts;
+    for (int r = 0; r < reps + 2; ++r) {  // the first two: warm-up
+      double t = 0;
+      if (sender) {
+        check(fc_barrier(sync), "barrier");  // the receiver has posted its receives
+        const double t0 = now();
+        for (std::size_t i = 0; i < bufs.size(); ++i)
+          check(fc_ibcast(&bufs[i], 8, FC_BYTE, 0, pair, &reqs[i]), "ibcast");
+        for (auto& q : reqs) check(fc_wait(&q), "wait");
+        t = (now() - t0) / kBurst;
+      } else {
+        for (std::size_t i = 0; i < bufs.size(); ++i)
+          check(fc_ibcast(&bufs[i], 8, FC_BYTE, 0, pair, &reqs[i]), "ibcast");
+        check(fc_barrier(sync), "barrier");
+        for (auto& q : reqs) check(fc_wait(&q), "wait");
+      }
+      if (r >= 2 && sender) ts.push_back(t);
+      // The next burst starts when both have finished this one.
+      check(fc_barrier(sync), "barrier");
+    }
+    if (sender) mine = median(ts) / pairs;
+    check(fc_comm_free(&pair), "comm_free");
+    check(fc_comm_free(&sync), "comm_free");
+  }
+  if (all_pairs || in_pair)
+    check(fc_barrier(world), "barrier");
+  else
+    idle_barrier(world);
+  double o = 0;
+  check(fc_allreduce(&mine, &o, 1, FC_DOUBLE, FC_SUM, world), "allreduce");
+  return o;
 }
 
 struct GammaPoint {
@@ -486,6 +549,9 @@ int main(int argc, char** argv) {
   prog.phase("1/5 ping-pong");
   const PingPong pp =
       measure_pingpong(world, rank, p, layout > 0, all_pairs == "exchange", quick, prog);
+  // 1b: the sender's overhead o, in the same layout; before any refit of α, β to cost
+  // formulas (3b), which must see it.
+  const double o_measured = measure_overhead(world, rank, p, layout > 0, quick);
   tuning::TuningFile file;
   file.created = utc_now();
   const char* prov = std::getenv("FABCOLL_PROVIDER");
@@ -523,6 +589,14 @@ int main(int argc, char** argv) {
       fitted[5] = pf.single.r2;
     }
     fitted[6] = static_cast<double>(pp.medians.size());
+    // o in [0, α]: the model's o is the part of a message's α that occupies its sender, so
+    // o > α (timer noise, or a call's fixed cost above the one-way latency) is meaningless.
+    fitted[8] = std::clamp(o_measured, 0.0, fitted[0]);
+    if (o_measured > fitted[0])
+      std::fprintf(stderr,
+                   "fabcoll-calibrate: measured sender overhead o = %.3g s above alpha = %.3g "
+                   "s; clamped to alpha\n",
+                   o_measured, fitted[0]);
   }
   // 3: γ on rank 0 alone; the others sleep.
   std::vector<std::pair<std::string, tuning::Point>> gamma_pts;
@@ -537,7 +611,7 @@ int main(int argc, char** argv) {
   check(fc_bcast(fitted, 9, FC_DOUBLE, 0, world), "bcast");
   tuning::LinkParams lp;
   lp.link_class = link;
-  lp.model = {fitted[0], fitted[1], fitted[7]};
+  lp.model = {fitted[0], fitted[1], fitted[7], fitted[8]};
   lp.break_bytes = fitted[2];
   lp.alpha_above = fitted[3];
   lp.beta_above = fitted[4];
@@ -599,6 +673,15 @@ int main(int argc, char** argv) {
     lp.beta_above = lp.model.beta;
     lp.r2 = cf.r2;
     lp.points = static_cast<int>(train.size());
+    // The fit held o fixed (linear_cost_terms counts a measured o in c); keep o <= α.
+    if (lp.model.overhead > lp.model.alpha) {
+      if (rank == 0)
+        std::fprintf(stderr,
+                     "fabcoll-calibrate: refitted alpha = %.3g s below the measured sender "
+                     "overhead o = %.3g s; o clamped to alpha\n",
+                     lp.model.alpha, lp.model.overhead);
+      lp.model.overhead = lp.model.alpha;
+    }
   }
   file.links = {lp};
 
@@ -746,8 +829,9 @@ int main(int argc, char** argv) {
 
     std::printf("# fabcoll-calibrate: p = %d, link %s%s\n", p, link.c_str(),
                 quick ? " (--quick)" : "");
-    std::printf("link %s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), R^2 = %.4f", link.c_str(),
-                lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.r2);
+    std::printf("link %s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), o = %.3g s, R^2 = %.4f",
+                link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta,
+                lp.model.overhead, lp.r2);
     if (lp.break_bytes > 0)
       std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
                   lp.alpha_above, lp.beta_above);
@@ -755,8 +839,10 @@ int main(int argc, char** argv) {
     if (layout > 0) {
       std::printf("layout %s: alpha, beta fitted to %s", tuning::layout_name(p, cores).c_str(),
                   oversub_fit == "collectives" ? "timed collectives" : "the concurrent pairs");
-      std::printf("; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f\n", all_pairs.c_str(),
-                  pairs_lp.model.alpha, pairs_lp.model.beta, pairs_lp.r2);
+      std::printf(
+          "; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f; sender overhead o "
+          "measured by all pairs at once\n",
+          all_pairs.c_str(), pairs_lp.model.alpha, pairs_lp.model.beta, pairs_lp.r2);
     }
     for (const auto& g : file.gammas)
       std::printf("gamma %s/%s = %.3g s/B\n", g.op.c_str(), g.datatype.c_str(), g.gamma);
@@ -836,11 +922,14 @@ int main(int argc, char** argv) {
          << " cores, fabcoll " << file.machine.fabcoll_version << ", " << file.created
          << ". p = " << p << ", link class `" << link << "`" << (quick ? ", `--quick`" : "")
          << ".\n\n"
-         << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | R² | break (B) | "
-            "α above (µs) | β above (ns/B) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+         << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | o (µs) | R² | "
+            "break (B) | α above (µs) | β above (ns/B) |\n| --- | --- | --- | --- | --- | --- | "
+            "--- "
+            "| --- | --- |\n"
          << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores) + ")" : "") << " | "
          << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9) << " | "
-         << fmt("%.2f", 1e-9 / lp.model.beta) << " | " << fmt("%.4f", lp.r2) << " | "
+         << fmt("%.2f", 1e-9 / lp.model.beta) << " | " << fmt("%.3f", lp.model.overhead * 1e6)
+         << " | " << fmt("%.4f", lp.r2) << " | "
          << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9)
          << " |\n\n![ping-pong](pingpong.png)\n\n## Reduction kernels (γ)\n\n| op | datatype | "

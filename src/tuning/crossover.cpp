@@ -86,16 +86,20 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
   CostQuery q = query(n, p, at);
   q.k = 1;
   const double whole = alg.cost(q);
-  q.m = {1, 0, 0};
+  // The sender's overhead o: when measured (at.overhead >= 0) it is a known constant like the
+  // γ term and goes into c (the unit models carry o = 0); when not (o = α, the texts' model)
+  // every o is an α and the unit α model carries it (overhead < 0).
+  const double unit_o = at.overhead >= 0 ? 0.0 : -1.0;
+  q.m = {1, 0, 0, unit_o};
   const double ua = alg.cost(q);
-  q.m = {0, 1, 0};
+  q.m = {0, 1, 0, unit_o};
   const double ub = alg.cost(q);
-  q.m = {0, 0, at.gamma};
+  q.m = {0, 0, at.gamma, at.overhead >= 0 ? at.overhead : 0.0};
   const double uc = alg.cost(q);
   // Linear near `at`: the sum of the terms is the whole, and so at a model twice as slow per
   // byte (a formula that picks a strategy by the model fails one of the two).
   const double sum = ua * at.alpha + ub * at.beta + uc;
-  q.m = {at.alpha, 2 * at.beta, at.gamma};
+  q.m = {at.alpha, 2 * at.beta, at.gamma, at.overhead};
   const double twice = alg.cost(q);
   const double sum2 = ua * at.alpha + 2 * ub * at.beta + uc;
   if (!(std::fabs(sum - whole) <= 1e-9 * whole) || !(std::fabs(sum2 - twice) <= 1e-9 * twice))

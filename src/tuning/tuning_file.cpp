@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -42,17 +43,20 @@ std::string to_json_text(const TuningFile& f) {
                   {"fabcoll_version", f.machine.fabcoll_version}};
   j["links"] = json::array();
   for (const LinkParams& l : f.links) {
-    j["links"].push_back({{"class", l.link_class},
-                          {"alpha", l.model.alpha},
-                          {"beta", l.model.beta},
-                          {"gamma", l.model.gamma},
-                          {"r2", l.r2},
-                          {"points", l.points},
-                          {"break_bytes", l.break_bytes},
-                          {"alpha_above", l.alpha_above},
-                          {"beta_above", l.beta_above},
-                          {"local_ranks", l.local_ranks},
-                          {"layout", layout_name(l.local_ranks, f.machine.cores)}});
+    json link = {{"class", l.link_class},
+                 {"alpha", l.model.alpha},
+                 {"beta", l.model.beta},
+                 {"gamma", l.model.gamma},
+                 {"r2", l.r2},
+                 {"points", l.points},
+                 {"break_bytes", l.break_bytes},
+                 {"alpha_above", l.alpha_above},
+                 {"beta_above", l.beta_above},
+                 {"local_ranks", l.local_ranks},
+                 {"layout", layout_name(l.local_ranks, f.machine.cores)}};
+    // Only when measured: an absent key reads back as "not measured" (o = α).
+    if (l.model.overhead >= 0) link["overhead"] = l.model.overhead;
+    j["links"].push_back(std::move(link));
   }
   j["gamma"] = json::array();
   for (const GammaEntry& g : f.gammas)
@@ -121,6 +125,14 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
       p.alpha_above = l.value("alpha_above", p.model.alpha);
       p.beta_above = l.value("beta_above", p.model.beta);
       p.local_ranks = l.value("local_ranks", 0);  // absent in version 1: quiet
+      // The sender's overhead o (optional, absent in files made before it was measured):
+      // absent or negative = not measured, o = α.
+      p.model.overhead = l.value("overhead", -1.0);
+      if (std::isnan(p.model.overhead)) {
+        error = "link " + p.link_class + ": NaN overhead";
+        return std::nullopt;
+      }
+      if (p.model.overhead < 0) p.model.overhead = -1;
       if (p.local_ranks < 0) {
         error = "link " + p.link_class + ": negative local_ranks";
         return std::nullopt;

@@ -8,7 +8,9 @@
 //     "links": [ { "class": "shm" | "ofi/<provider>", "alpha", "beta", "gamma", "r2",
 //                  "points", "break_bytes" (0: none), "alpha_above", "beta_above",
 //                  "local_ranks" (0: at most one rank per core; L > cores: L ranks of one node
-//                  time-sharing its cores), "layout" (text, informational) } ],
+//                  time-sharing its cores), "layout" (text, informational),
+//                  "overhead" (optional: the sender's time per message, LogP's o, in [0, alpha];
+//                  absent: not measured, o = alpha) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ],
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],
 //     "crossovers": [ { "collective", "p", "link",
@@ -51,7 +53,8 @@ std::string fabcoll_version();
 /// Fitted α, β (and γ) of one link class.
 struct LinkParams {
   std::string link_class;  // "shm", "ofi/sockets", "ofi/tcp;ofi_rxm", "inproc", …
-  CostModel model;         // below the break (or everywhere when break_bytes == 0)
+  CostModel model;  // below the break (or everywhere when break_bytes == 0); model.overhead is
+                    // the measured o of this layout (JSON "overhead"), -1 when not measured
   double r2 = 0;
   int points = 0;
   double break_bytes = 0;  // protocol break: sizes >= break_bytes use alpha_above/beta_above
@@ -146,7 +149,8 @@ std::optional<TuningFile> load_tuning(std::string& notice);
 /// prefix before '/' ("ofi" matches "ofi/sockets"), else CostModel{} (built-in defaults).
 /// gamma is the file's measured γ for (sum, float64) when present, else the link's own γ.
 /// A protocol break is not representable in one CostModel: α and β come from the segment
-/// that holds `typical_bytes` (default: below the break).
+/// that holds `typical_bytes` (default: below the break). The sender's overhead o is the link's
+/// (one value for both segments; -1, o = α, when the file does not have it).
 /// Layout: local_ranks is the number of ranks on this node (0: not known, taken as quiet).
 /// Within the class, the entry whose layout_key equals layout_key(local_ranks, f's cores) wins;
 /// when the node is oversubscribed and there is no such entry, the oversubscribed entry with

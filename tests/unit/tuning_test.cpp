@@ -206,6 +206,46 @@ TEST(Fit, CostPointsRecoverAlphaBeta) {
   EXPECT_GE(f.beta, 0);
 }
 
+// With a measured sender overhead o the o terms are known, like the γ term: they go into c,
+// and α, β come back from times that carry them. Unmeasured (o = α) they count as α rounds.
+TEST(Fit, CostPointsWithMeasuredOverhead) {
+  CostModel truth{8e-6, 3e-10, 5e-11};
+  truth.overhead = 1e-6;
+  const Algorithm* naive = find_algorithm(Collective::bcast, "naive");
+  ASSERT_NE(naive, nullptr);
+  double a = 0, b = 0, c = 0;
+  ASSERT_TRUE(linear_cost_terms(*naive, 64, 8, truth, a, b, c));
+  EXPECT_DOUBLE_EQ(a, 1);       // α + βn + (p − 2)(o + βn): one α
+  EXPECT_DOUBLE_EQ(b, 7 * 64);  // (p − 1) n
+  EXPECT_DOUBLE_EQ(c, 6 * 1e-6);
+  CostModel texts = truth;
+  texts.overhead = -1;
+  ASSERT_TRUE(linear_cost_terms(*naive, 64, 8, texts, a, b, c));
+  EXPECT_DOUBLE_EQ(a, 7);  // (p − 1)(α + βn)
+  EXPECT_DOUBLE_EQ(c, 0);
+
+  std::vector<CostPoint> pts;
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->optimal_k != nullptr || !eligible(*alg, 8, true)) continue;
+    if (alg->coll != Collective::bcast && alg->coll != Collective::allreduce) continue;
+    for (double n : {64.0, 2048.0, 32768.0, 393216.0}) {
+      if (!linear_cost_terms(*alg, n, 8, truth, a, b, c)) continue;
+      CostQuery q;
+      q.n = n;
+      q.p = 8;
+      q.k = 1;
+      q.m = truth;
+      const double t = alg->cost(q);
+      ASSERT_NEAR(a * truth.alpha + b * truth.beta + c, t, 1e-9 * t) << alg->name;
+      pts.push_back({a, b, c, t});
+    }
+  }
+  ASSERT_GE(pts.size(), 8u);
+  const LinearFit exact = fit_cost_points(pts);
+  EXPECT_NEAR(exact.alpha / truth.alpha, 1.0, 1e-9);
+  EXPECT_NEAR(exact.beta / truth.beta, 1.0, 1e-9);
+}
+
 TEST(Fit, MedianAbs) {
   EXPECT_EQ(median_abs(std::vector<double>{}), 0);
   EXPECT_EQ(median_abs(std::vector<double>{-3, 1, 2}), 2);
@@ -479,6 +519,62 @@ TEST(TuningFile, RoundTrip) {
   EXPECT_EQ(notice, "");
   EXPECT_EQ(to_json_text(*h), to_json_text(f));
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
+// The sender's overhead o (LogP's o) measured by fabcoll-calibrate travels in the link entry
+// ("overhead") and reaches the CostModel through model_for, in both segments of a break.
+TEST(TuningFile, OverheadRoundTripsIntoModelFor) {
+  TuningFile f = sample();
+  f.links[1].model.overhead = 3e-6;  // ofi/sockets: measured; shm: not (-1)
+  const std::string text = to_json_text(f);
+  EXPECT_NE(text.find("\"overhead\": 3e-06"), std::string::npos) << text;
+  std::string err;
+  const auto g = parse_tuning(text, err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(to_json_text(*g), text);
+  EXPECT_EQ(g->links[1].model.overhead, 3e-6);
+  EXPECT_LT(g->links[0].model.overhead, 0);
+  EXPECT_EQ(model_for(*g, "ofi/sockets").overhead, 3e-6);
+  EXPECT_EQ(model_for(*g, "ofi/sockets").send_overhead(), 3e-6);
+  EXPECT_EQ(model_for(*g, "ofi/sockets", 1 << 20).overhead, 3e-6);  // above the break too
+  EXPECT_LT(model_for(*g, "shm").overhead, 0);
+  EXPECT_EQ(model_for(*g, "shm").send_overhead(), 1.5e-6);  // o = α
+
+  const std::string path = temp_path("overhead/tuning.json");
+  ASSERT_TRUE(save_tuning(f, path, err)) << err;
+  std::string notice;
+  const auto h = load_tuning_from(path, notice);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->links[1].model.overhead, 3e-6);
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
+// A file without "overhead" (written before calibrate measured it) loads with o not measured
+// (overhead < 0, o = α: the texts' model), schema unchanged; a negative value reads the same.
+TEST(TuningFile, FileWithoutOverheadMeansOEqualsAlpha) {
+  TuningFile f = sample();
+  f.links[0].model.overhead = 2e-7;
+  std::string text = to_json_text(f);
+  const auto pos = text.find("\"overhead\": 2e-07");
+  ASSERT_NE(pos, std::string::npos) << text;
+  std::string without = text;
+  without.replace(pos, 17, "\"r2_extra\": 0.0");  // same shape, key gone
+  ASSERT_EQ(without.find("overhead"), std::string::npos);
+  std::string err;
+  const auto g = parse_tuning(without, err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(g->schema_version, kSchemaVersion);
+  EXPECT_LT(g->links[0].model.overhead, 0);
+  EXPECT_LT(model_for(*g, "shm").overhead, 0);
+  EXPECT_EQ(model_for(*g, "shm").send_overhead(), model_for(*g, "shm").alpha);
+  std::string negative = text;
+  negative.replace(pos, 17, "\"overhead\": -5.0");
+  const auto n = parse_tuning(negative, err);
+  ASSERT_TRUE(n) << err;
+  EXPECT_EQ(n->links[0].model.overhead, -1);
+  std::string wrong = text;
+  wrong.replace(pos, 17, "\"overhead\": \"x\"");
+  EXPECT_FALSE(parse_tuning(wrong, err));
 }
 
 TEST(TuningFile, ModelFor) {

@@ -23,6 +23,11 @@ FABCOLL_TUNING=$f "$run" -n 4 -- "$info" --layout >"$work/info4" 2>&1
 if [[ -s $work/notice ]]; then echo "unexpected notice:"; cat "$work/notice"; exit 1; fi
 fail() { echo "calibrate_layouts: $*"; cat "$f" "$work/err4" "$work/info2" "$work/info4"; exit 1; }
 grep -q "shm measured quiet" "$work/info2" || fail "2-rank job does not use the quiet entry"
+# Every entry carries the sender overhead o measured in its layout, and the model uses it.
+(($(grep -c '"overhead": [0-9]' "$f") == entries)) || fail "a link entry without \"overhead\""
+if ! grep -q "send overhead o = " "$work/explain4" || grep -q "(= alpha)" "$work/explain4"; then
+  fail "fabcoll-info --p 4 does not use the measured o"
+fi
 if ((cores < 4)); then
   layout="4 ranks on $cores cores"
   ((entries == 2)) || fail "expected 2 shm entries, found $entries"

@@ -76,12 +76,12 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
     const int survivor = me + 1;
     if (fold_halves) {
       const MutableBytes theirs = part(tmp, Segment{0, lower.size()}, elem_size);
+      // Folded into the lower half as it lands, while the upper half is sent: disjoint.
+      const MutableBytes low = part(buf, lower, elem_size);
       Transfer out = ch.send(survivor, part(buf, upper, elem_size), 0);
-      Transfer in = ch.recv(survivor, theirs, 0);
+      Task<> in = ch.recv_combine(survivor, theirs, op, low, low, /*received_left=*/false, 0);
       co_await out;
       co_await in;
-      Transfer work = ch.combine_right(op, part(buf, lower, elem_size), theirs);
-      co_await work;
       Transfer back = ch.send(survivor, part(buf, lower, elem_size), 1);
       co_await back;
     } else {
@@ -96,19 +96,16 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
     const int extra = me - 1;  // the lower rank: its data is the left operand
     if (fold_halves) {
       const MutableBytes theirs = part(tmp, Segment{0, upper.size()}, elem_size);
+      const MutableBytes high = part(buf, upper, elem_size);
       Transfer out = ch.send(extra, part(buf, lower, elem_size), 0);
-      Transfer in = ch.recv(extra, theirs, 0);
+      Task<> in = ch.recv_combine(extra, theirs, op, high, high, /*received_left=*/true, 0);
       co_await out;
       co_await in;
-      Transfer work = ch.combine_left(op, theirs, part(buf, upper, elem_size));
-      co_await work;
       Transfer rest = ch.recv(extra, part(buf, lower, elem_size), 1);
       co_await rest;
     } else {
-      Transfer in = ch.recv(extra, tmp, 0);
+      Task<> in = ch.recv_combine(extra, tmp, op, buf, buf, /*received_left=*/true, 0);
       co_await in;
-      Transfer work = ch.combine_left(op, tmp, buf);
-      co_await work;
     }
   }
 
@@ -134,15 +131,25 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
     }
     const MutableBytes theirs = part(tmp, Segment{0, mine.size()}, elem_size);
     const ConstBytes src = t == 0 && separate ? input : ConstBytes(buf);
-    Transfer out = ch.send(partner, part(src, out_seg, elem_size), step);
-    Transfer in = ch.recv(partner, theirs, step);
-    co_await out;
-    co_await in;
     const ConstBytes own = part(src, mine, elem_size);
     const MutableBytes res = part(buf, mine, elem_size);
-    Transfer work = pv < v ? ch.combine_into(op, theirs, own, res)  // lower ranks on the left
-                           : ch.combine_into(op, own, theirs, res);
-    co_await work;
+    Transfer out = ch.send(partner, part(src, out_seg, elem_size), step);
+    if (halve || src.data() != buf.data()) {
+      // The partner's data is combined into res as it lands (recv_combine): res is disjoint
+      // from the bytes being sent (the other half, or the separate input).
+      Task<> in = ch.recv_combine(partner, theirs, op, own, res, /*received_left=*/pv < v, step);
+      co_await out;
+      co_await in;
+    } else {
+      // The whole vector goes out of buf while it is combined into buf: combine only once
+      // the send has completed.
+      Transfer in = ch.recv(partner, theirs, step);
+      co_await out;
+      co_await in;
+      Transfer work = pv < v ? ch.combine_into(op, theirs, own, res)  // lower ranks on the left
+                             : ch.combine_into(op, own, theirs, res);
+      co_await work;
+    }
   }
   for (int t = d - 1; t >= 0; --t) {
     const bool halve = ((strategy >> (d - 1 - t)) & 1u) != 0;

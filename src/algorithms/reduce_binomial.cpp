@@ -30,23 +30,20 @@ Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const Reduc
   ConstBytes partial = in;
   if (!children.empty() || me == tree_root) {
     const MutableBytes acc = me == root ? out : ch.scratch(n);
-    // No copy of `in` into acc: the first child's combine reads `in` and writes acc
-    // (combine_into); `in` may alias `out` at the root.
-    // Post every child's receive at once (dimension 0 first, the order the data arrives).
-    const MutableBytes tmp = ch.scratch(n * children.size());
-    std::vector<Transfer> recvs;
-    recvs.reserve(children.size());
+    // No copy of `in` into acc: the first child's combine reads `in` and writes acc; `in` may
+    // alias `out` at the root. Children in the reverse of the broadcast's order (dimension 0
+    // first, the order the data arrives); each child's data is folded into acc as it lands
+    // where the transport can (recv_combine), so the next child's receive is posted once the
+    // previous one is combined: the combines must happen in rank order. A child that sends
+    // early finds its receive posted soon enough (unexpected messages wait, a rendezvous
+    // waits for the receive anyway).
+    const MutableBytes tmp = ch.scratch(n);
     for (std::size_t i = 0; i < children.size(); ++i) {
       const std::size_t c = children.size() - 1 - i;
-      recvs.push_back(ch.recv(children[c], tmp.subspan(i * n, n)));
-    }
-    for (std::size_t i = 0; i < children.size(); ++i) {
-      Transfer& arrived = recvs[i];
-      co_await arrived;
       // The children hold higher ranks' data: the right operand.
-      Transfer work = i == 0 ? ch.combine_into(op, in, tmp.subspan(i * n, n), acc)
-                             : ch.combine_right(op, acc, tmp.subspan(i * n, n));
-      co_await work;
+      Task<> arrived =
+          ch.recv_combine(children[c], tmp, op, i == 0 ? in : ConstBytes(acc), acc, false);
+      co_await arrived;
     }
     if (children.empty()) ch.copy(acc, in);  // a root without children (p = 1)
     partial = acc;

@@ -68,23 +68,23 @@ Task<> reduce_rabenseifner(Channel& ch, ConstBytes in, MutableBytes out, const R
   if (me < 2 * cube.surplus()) {
     const std::size_t half = n2 / 2;
     if (me % 2 == 0) {
+      // The received half is combined into acc's lower half as it lands (recv_combine) while
+      // the upper half is being sent: disjoint bytes.
+      const MutableBytes acc_lo = blocks_of(acc, blocks, es, 0, half);
       Transfer out_hi = ch.send(me + 1, blocks_of(acc, blocks, es, half, n2), fold_step);
-      Transfer in_lo = ch.recv(me + 1, blocks_of(tmp, blocks, es, 0, half), fold_step);
+      Task<> in_lo = ch.recv_combine(me + 1, blocks_of(tmp, blocks, es, 0, half), op, acc_lo,
+                                     acc_lo, /*received_left=*/false, fold_step);
       co_await out_hi;
       co_await in_lo;
-      Transfer work = ch.combine_right(op, blocks_of(acc, blocks, es, 0, half),
-                                       blocks_of(tmp, blocks, es, 0, half));
       Transfer in_hi = ch.recv(me + 1, blocks_of(acc, blocks, es, half, n2), result_step);
-      co_await work;
       co_await in_hi;
     } else {
+      const MutableBytes acc_hi = blocks_of(acc, blocks, es, half, n2);
       Transfer out_lo = ch.send(me - 1, blocks_of(acc, blocks, es, 0, half), fold_step);
-      Transfer in_hi = ch.recv(me - 1, blocks_of(tmp, blocks, es, half, n2), fold_step);
+      Task<> in_hi = ch.recv_combine(me - 1, blocks_of(tmp, blocks, es, half, n2), op, acc_hi,
+                                     acc_hi, /*received_left=*/true, fold_step);
       co_await out_lo;
       co_await in_hi;
-      Transfer work = ch.combine_left(op, blocks_of(tmp, blocks, es, half, n2),
-                                      blocks_of(acc, blocks, es, half, n2));
-      co_await work;
       Transfer back = ch.send(me - 1, blocks_of(acc, blocks, es, half, n2), result_step);
       co_await back;
       if (me == root) {
@@ -111,18 +111,18 @@ Task<> reduce_rabenseifner(Channel& ch, ConstBytes in, MutableBytes out, const R
     const std::size_t give_lo = lower ? mid : lo[j];
     const std::size_t give_hi = lower ? hi[j] : mid;
     const ConstBytes src = j == 0 && !copy_first ? in : ConstBytes(acc);
-    Transfer give = ch.send(partner, blocks_of(src, blocks, es, give_lo, give_hi),
-                            static_cast<std::uint32_t>(2 + j));
-    Transfer take = ch.recv(partner, blocks_of(tmp, blocks, es, keep_lo, keep_hi),
-                            static_cast<std::uint32_t>(2 + j));
-    co_await give;
-    co_await take;
+    // The partner's half is combined with ours into acc as it lands (recv_combine): the
+    // kept blocks, disjoint from the given ones being sent (also when `in` aliases acc).
     const ConstBytes own = blocks_of(src, blocks, es, keep_lo, keep_hi);
     const MutableBytes mine = blocks_of(acc, blocks, es, keep_lo, keep_hi);
-    const MutableBytes theirs = blocks_of(tmp, blocks, es, keep_lo, keep_hi);
-    Transfer work = lower ? ch.combine_into(op, own, theirs, mine)  // the partner is higher
-                          : ch.combine_into(op, theirs, own, mine);
-    co_await work;
+    Transfer give = ch.send(partner, blocks_of(src, blocks, es, give_lo, give_hi),
+                            static_cast<std::uint32_t>(2 + j));
+    // The lower rank's data is the left operand.
+    Task<> take =
+        ch.recv_combine(partner, blocks_of(tmp, blocks, es, keep_lo, keep_hi), op, own, mine,
+                        /*received_left=*/!lower, static_cast<std::uint32_t>(2 + j));
+    co_await give;
+    co_await take;
     lo[j + 1] = keep_lo;
     hi[j + 1] = keep_hi;
   }

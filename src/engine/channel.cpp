@@ -47,6 +47,33 @@ Transfer Channel::recv(int peer, MutableBytes data, std::uint32_t step) {
   return post(op, OpKind::recv);
 }
 
+Task<> Channel::recv_combine(int peer, MutableBytes tmp, const ReduceOp& op, ConstBytes other,
+                             MutableBytes out, bool received_left, std::uint32_t step) {
+  const int world = comm_->world_rank(peer);
+  Transport& t = comm_->transport();
+  if (!out.empty() && !t.phantom() && !t.models_compute() && t.folds_receive(world)) {
+    PostedOp* posted = new PostedOp;
+    posted->peer = world;
+    posted->tag = make_tag(comm_->cid(), seq_, step);
+    posted->recv_data = tmp.data();
+    posted->size = out.size();
+    posted->fold = RecvFold{&op, other.data(), out.data(), received_left};
+    return await_fold(post(posted, OpKind::recv));
+  }
+  Transfer r = recv(peer, tmp.first(out.size()), step);
+  return recv_then_combine(std::move(r), op, tmp.first(out.size()), other, out, received_left);
+}
+
+Task<> Channel::await_fold(Transfer fold) { co_await fold; }
+
+Task<> Channel::recv_then_combine(Transfer r, const ReduceOp& op, ConstBytes tmp, ConstBytes other,
+                                  MutableBytes out, bool received_left) {
+  co_await r;
+  Transfer work =
+      received_left ? combine_into(op, tmp, other, out) : combine_into(op, other, tmp, out);
+  co_await work;
+}
+
 Transfer Channel::compute(std::size_t bytes) {
   if (!comm_->transport().models_compute()) return {};  // done: nothing to wait for
   PostedOp* op = new PostedOp;

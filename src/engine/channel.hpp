@@ -9,6 +9,7 @@
 
 #include "engine/communicator.hpp"
 #include "engine/datatype.hpp"
+#include "engine/task.hpp"
 #include "engine/transfer.hpp"
 
 namespace fabcoll {
@@ -41,6 +42,22 @@ class Channel {
   /// either operand), block by block so each block's copy is still in L1 when it is combined:
   /// an algorithm need not copy its input into out first. Modelled as combine_left.
   Transfer combine_into(const ReduceOp& op, ConstBytes left, ConstBytes right, MutableBytes out);
+  /// Receive-and-combine: receives out.size() bytes from `peer` and leaves in `out`
+  ///   recv ⊕ other   (received_left: the peer holds the lower ranks' data), or
+  ///   other ⊕ recv   (otherwise);
+  /// the operand order is kept for non-commutative operators. `other` is out itself (in
+  /// place) or a buffer disjoint from it; `tmp` (out.size() bytes) is scratch that neither
+  /// aliases. The receive is posted now (post early, await the task late). Where the
+  /// transport folds on arrival (Transport::folds_receive: shm) the received bytes are
+  /// combined into out as they land, chunk by chunk while they are in cache, and tmp only
+  /// assembles elements split between pieces; elsewhere (sim, inproc, ofi, phantom) this is
+  /// recv(peer, tmp) then combine_into: the same bytes, costs and virtual time as before.
+  /// Until the task finishes, out (and other) may be written at any time: the caller must not
+  /// send from out's bytes in the meantime, and must not post two folds into one `out` whose
+  /// order matters (post the next one after awaiting this one). FABCOLL_SHM_FOLD=0 turns the
+  /// fused form off.
+  Task<> recv_combine(int peer, MutableBytes tmp, const ReduceOp& op, ConstBytes other,
+                      MutableBytes out, bool received_left, std::uint32_t step = 0);
   /// memmove unless phantom (local copies are free in the model).
   void copy(MutableBytes dst, ConstBytes src) const;
 
@@ -49,6 +66,9 @@ class Channel {
 
  private:
   Transfer post(PostedOp* op, OpKind kind);
+  static Task<> await_fold(Transfer fold);
+  Task<> recv_then_combine(Transfer r, const ReduceOp& op, ConstBytes tmp, ConstBytes other,
+                           MutableBytes out, bool received_left);
   Comm* comm_;
   std::uint32_t seq_;
   struct Block {

@@ -30,6 +30,10 @@ class Router final : public Transport {
   void post_recv(PostedOp* op) override {
     if (Transport* t = checked(op)) t->post_recv(op);
   }
+  [[nodiscard]] bool folds_receive(int peer) const override {
+    const Transport* t = route(peer);
+    return t != nullptr && t->folds_receive(peer);
+  }
   void cancel(PostedOp* op) override {
     if (Transport* t = route(op->peer)) t->cancel(op);
   }

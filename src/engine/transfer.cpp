@@ -1,11 +1,43 @@
 #include "engine/transfer.hpp"
 
+#include <algorithm>
+#include <cstring>
+
+#include "engine/datatype.hpp"
 #include "engine/frame_pool.hpp"
 
 namespace fabcoll {
 
 void* PostedOp::operator new(std::size_t bytes) { return pool_allocate(bytes); }
 void PostedOp::operator delete(void* p, std::size_t bytes) noexcept { pool_free(p, bytes); }
+
+void RecvFold::apply(std::size_t offset, const std::byte* data, std::size_t len) const {
+  const std::size_t es = op->elem_size();
+  std::byte* o = out + offset;
+  const std::byte* oth = other + offset;
+  if (o == oth) {  // in place: the native direction of each side
+    if (received_left) {
+      op->combine_left(data, o, len / es);
+    } else {
+      op->combine_right(o, data, len / es);
+    }
+    return;
+  }
+  // Out of place: copy one operand into out and combine the other from the left (the
+  // direction user operators compute natively), block by block so the copy is still in L1.
+  constexpr std::size_t kBlock = 16384;
+  const std::size_t block = std::max<std::size_t>(es, kBlock / es * es);
+  for (std::size_t off = 0; off < len; off += block) {
+    const std::size_t n = std::min(block, len - off);
+    if (received_left) {
+      std::memcpy(o + off, oth + off, n);
+      op->combine_left(data + off, o + off, n / es);
+    } else {
+      std::memcpy(o + off, data + off, n);
+      op->combine_left(oth + off, o + off, n / es);
+    }
+  }
+}
 
 void Transfer::release() noexcept {
   if (op_ == nullptr) return;

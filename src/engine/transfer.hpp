@@ -18,6 +18,7 @@
 namespace fabcoll {
 
 class Transport;
+class ReduceOp;
 struct PostedOp;
 
 /// Where resumable coroutines go: the rank's progress loop, or the sim world's event loop.
@@ -37,6 +38,22 @@ class Waiter {
 };
 
 enum class OpKind : std::uint8_t { send, recv, delay };
+
+/// Fold on arrival (Channel::recv_combine): a receive whose bytes are combined into `out` as
+/// they land instead of being stored. Only a transport whose folds_receive(peer) is true is
+/// handed one; it feeds the message to apply() in order, in pieces of whole elements
+/// (op->elem_size() bytes; a transport whose pieces split elements assembles those in
+/// recv_data, which is then scratch of the message's size).
+struct RecvFold {
+  const ReduceOp* op = nullptr;      // nullptr: an ordinary receive
+  const std::byte* other = nullptr;  // the second operand; equals out or is disjoint from it
+  std::byte* out = nullptr;
+  bool received_left = false;  // out = recv ⊕ other; else out = other ⊕ recv
+
+  /// out[offset, offset + len) = recv ⊕ other (or other ⊕ recv) over those bytes, where
+  /// data holds the received bytes [offset, offset + len); len is whole elements.
+  void apply(std::size_t offset, const std::byte* data, std::size_t len) const;
+};
 enum class OpState : std::uint8_t { pending, done, failed };
 
 /// One posted operation. Owned by its Transfer; a transport may only touch it until it
@@ -57,6 +74,7 @@ struct PostedOp {
   Transport* transport = nullptr;
   PostedOp* next = nullptr;  // intrusive list link, free for the transport's use
   bool orphaned = false;     // transport keeps it after cancel and frees it later
+  RecvFold fold;             // recv only: fold on arrival (fold.op set) instead of storing
 
   static void* operator new(std::size_t bytes);
   static void operator delete(void* p, std::size_t bytes) noexcept;
@@ -191,6 +209,9 @@ class Transport {
   /// True where local computation takes modelled time (sim): only there does a combine post a
   /// delay op; real transports skip it (an op, a post and an await per combine).
   [[nodiscard]] virtual bool models_compute() const { return false; }
+  /// True where a receive from `peer` can fold on arrival (PostedOp::fold): the transport
+  /// combines each piece as it lands. Others are never handed a fold.
+  [[nodiscard]] virtual bool folds_receive(int /*peer*/) const { return false; }
   /// After it returns the transport never touches op again unless it set op->orphaned (then it
   /// frees op itself later).
   virtual void cancel(PostedOp* op) = 0;

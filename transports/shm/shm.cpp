@@ -17,6 +17,7 @@
 #include <new>
 
 #include "bootstrap/launcher_store.hpp"
+#include "engine/datatype.hpp"
 #include "engine/errors.hpp"
 
 namespace fabcoll::shm {
@@ -28,6 +29,9 @@ constexpr std::size_t kRingBytes = std::size_t{128} << 10;
 constexpr std::size_t kFrameAlign = 64;  // frames start on a cache line
 constexpr std::size_t kMaxFragment = kRingBytes / 4 - kFrameAlign;
 constexpr std::size_t kCmaChunk = std::size_t{1} << 20;
+// A fold reads the sender's buffer in pieces of this size into a per-endpoint buffer and
+// combines each piece into the result while it is still in cache (see cma_read).
+constexpr std::size_t kFoldChunk = std::size_t{128} << 10;
 constexpr std::uint64_t kProbeValue = 0x5eed'f00d'cafe'd00dull;
 
 enum Kind : std::uint32_t { kData = 1, kRts = 2, kFin = 3, kPad = 4 };
@@ -110,6 +114,11 @@ Endpoint::Endpoint(Store& store, int world_rank, std::vector<int> local_ranks,
   tail_cache_.assign(n, 0);
   const char* thr = std::getenv("FABCOLL_SHM_CMA_THRESHOLD");
   cma_threshold_ = thr != nullptr ? std::strtoull(thr, nullptr, 10) : 32768;
+  const char* fold = std::getenv("FABCOLL_SHM_FOLD");
+  fold_ = fold == nullptr || std::strcmp(fold, "0") != 0;
+  const char* chunk = std::getenv("FABCOLL_SHM_FOLD_CHUNK");
+  fold_chunk_ = chunk != nullptr ? std::strtoull(chunk, nullptr, 10) : kFoldChunk;
+  if (fold_chunk_ == 0) fold_chunk_ = kFoldChunk;
   bytes_ = Layout::bytes(n);
 
   int fd = -1;
@@ -326,6 +335,29 @@ void Endpoint::finish_recv(PostedOp* op, std::uint64_t total, bool truncated) {
   }
 }
 
+void Endpoint::deliver(PostedOp* op, std::uint64_t offset, const std::byte* data, std::size_t len) {
+  if (len == 0) return;
+  if (op->fold.op == nullptr) {
+    std::memcpy(op->recv_data + offset, data, len);
+    return;
+  }
+  // Pieces arrive in order. Whole elements are folded straight from `data`; the bytes of an
+  // element cut by a piece boundary wait in recv_data (scratch of the message's size) until
+  // its last byte arrives.
+  const std::size_t es = op->fold.op->elem_size();
+  const std::size_t end = offset + len;
+  const std::size_t first = (offset + es - 1) / es * es;  // first element boundary >= offset
+  const std::size_t last = end / es * es;                 // last element boundary <= end
+  if (first > offset) {
+    std::memcpy(op->recv_data + offset, data, std::min(first, end) - offset);
+    if (first <= end) op->fold.apply(first - es, op->recv_data + (first - es), es);
+  }
+  if (last > first) op->fold.apply(first, data + (first - offset), last - first);
+  const std::size_t rest = std::max(first, last);
+  if (end > rest) std::memcpy(op->recv_data + rest, data + (rest - offset), end - rest);
+  stats_.bytes_folded += len;
+}
+
 void Endpoint::on_data(int li, std::uint64_t tag, std::uint64_t total, std::uint64_t offset,
                        const std::byte* payload, std::uint32_t len) {
   Incoming& in = incoming_[static_cast<std::size_t>(li)];
@@ -352,7 +384,7 @@ void Endpoint::on_data(int li, std::uint64_t tag, std::uint64_t total, std::uint
     }
   }
   if (len > 0) {
-    if (in.op != nullptr && !in.truncated) std::memcpy(in.op->recv_data + offset, payload, len);
+    if (in.op != nullptr && !in.truncated) deliver(in.op, offset, payload, len);
     if (in.u != nullptr) std::memcpy(in.u->data.data() + offset, payload, len);
   }
   in.got += len;
@@ -364,7 +396,7 @@ void Endpoint::on_data(int li, std::uint64_t tag, std::uint64_t total, std::uint
     in.u->complete = true;
     if (PostedOp* op = in.u->claimed) {  // a receive was posted while the message streamed in
       const bool trunc = in.u->total > op->size;
-      if (!trunc && in.u->total > 0) std::memcpy(op->recv_data, in.u->data.data(), in.u->total);
+      if (!trunc) deliver(op, 0, in.u->data.data(), in.u->total);
       const Unexpected* done = in.u;
       unexpected_.erase(std::find_if(unexpected_.begin(), unexpected_.end(),
                                      [&](const auto& p) { return p.get() == done; }));
@@ -378,6 +410,30 @@ void Endpoint::on_data(int li, std::uint64_t tag, std::uint64_t total, std::uint
 int Endpoint::cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size) {
   const pid_t pid = info_of(base_, li)->pid.load(std::memory_order_acquire);
   std::uint64_t off = 0;
+  if (op->fold.op != nullptr) {
+    const std::size_t es = op->fold.op->elem_size();
+    const std::size_t chunk = std::max(es, fold_chunk_ / es * es);
+    if (fold_buf_.size() < chunk) fold_buf_.resize(chunk);
+    while (off < size) {
+      // Read one chunk of whole elements (the last may be short), then fold it.
+      const std::size_t want = std::min<std::uint64_t>(chunk, size - off);
+      std::size_t have = 0;
+      while (have < want) {
+        iovec local{fold_buf_.data() + have, want - have};
+        iovec remote{reinterpret_cast<void*>(addr + off + have), want - have};
+        const ssize_t got = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (got < 0) {
+          if (errno == EINTR) continue;
+          return errno;
+        }
+        if (got == 0) return EFAULT;
+        have += static_cast<std::size_t>(got);
+      }
+      deliver(op, off, fold_buf_.data(), want);
+      off += want;
+    }
+    return 0;
+  }
   while (off < size) {
     const std::size_t chunk = std::min<std::uint64_t>(kCmaChunk, size - off);
     iovec local{op->recv_data + off, chunk};
@@ -513,7 +569,7 @@ void Endpoint::post_recv(PostedOp* op) {
     finish_recv(op, total, trunc);
     return;
   }
-  if (!trunc && total > 0) std::memcpy(op->recv_data, u.data.data(), total);
+  if (!trunc) deliver(op, 0, u.data.data(), total);
   unexpected_.erase(it);
   finish_recv(op, total, trunc);
 }

@@ -30,6 +30,7 @@ struct Stats {
   std::uint64_t bytes_ring = 0;  // payload sent through the rings (staged: copied twice)
   std::uint64_t bytes_cma = 0;   // payload read single-copy by receivers from our buffers
   std::uint64_t messages = 0;
+  std::uint64_t bytes_folded = 0;  // received bytes combined on arrival (recv_combine)
 };
 
 class Endpoint final : public Transport {
@@ -46,6 +47,9 @@ class Endpoint final : public Transport {
   [[nodiscard]] bool can_reach(int world_rank) const;
   void post_send(PostedOp* op) override;
   void post_recv(PostedOp* op) override;
+  [[nodiscard]] bool folds_receive(int peer) const override {
+    return fold_ && local_index(peer) >= 0;
+  }
   void cancel(PostedOp* op) override;
   bool progress() override;
   [[nodiscard]] std::vector<int> pending_peers() const override;
@@ -94,7 +98,12 @@ class Endpoint final : public Transport {
               std::uint64_t send_id);
   void on_fin(std::uint64_t send_id, std::uint32_t status);
   void finish_recv(PostedOp* op, std::uint64_t total, bool truncated);
-  /// Reads size bytes from the sender's address space into op; returns errno or 0.
+  /// Hands the received bytes [offset, offset + len) of op's message to op: stored in
+  /// recv_data, or folded into op->fold.out (in order; elements split between pieces are
+  /// assembled in recv_data first).
+  void deliver(PostedOp* op, std::uint64_t offset, const std::byte* data, std::size_t len);
+  /// Reads size bytes from the sender's address space into op; returns errno or 0. A fold
+  /// reads fold_chunk_-byte pieces into fold_buf_ and combines each while it is in cache.
   int cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size);
   void check_peers_alive();
 
@@ -107,6 +116,9 @@ class Endpoint final : public Transport {
   std::size_t bytes_ = 0;
   bool unlinked_ = false;
   std::uint64_t cma_threshold_;
+  bool fold_ = true;        // FABCOLL_SHM_FOLD=0: recv_combine receives, then combines
+  std::size_t fold_chunk_;  // FABCOLL_SHM_FOLD_CHUNK: bytes per CMA read of a fold
+  std::vector<std::byte> fold_buf_;
   std::vector<PostedOp*> posted_;
   std::deque<std::unique_ptr<Unexpected>> unexpected_;
   std::vector<Incoming> incoming_;

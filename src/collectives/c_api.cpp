@@ -522,11 +522,13 @@ int fc_finalize(fc_context_t ctx) {
         const fabcoll::shm::Stats& st = ctx->shm->stats();
         std::fprintf(stderr,
                      "fabcoll stats: world rank %d: shm messages %llu, bytes through rings "
-                     "(staged) %llu, bytes single-copy (CMA) %llu, CMA %s\n",
+                     "(staged) %llu, bytes single-copy (CMA) %llu, CMA %s, bytes folded on "
+                     "arrival %llu\n",
                      ctx->world.comm->rank(), static_cast<unsigned long long>(st.messages),
                      static_cast<unsigned long long>(st.bytes_ring),
                      static_cast<unsigned long long>(st.bytes_cma),
-                     ctx->shm->cma_enabled() ? "on" : "off");
+                     ctx->shm->cma_enabled() ? "on" : "off",
+                     static_cast<unsigned long long>(st.bytes_folded));
       }
       if (ctx->ofi) {
         const fabcoll::ofi::Stats& st = ctx->ofi->stats();

@@ -1,0 +1,178 @@
+// Receive-and-combine (Channel::recv_combine) across real processes: on shm a received message
+// is combined into the result as it lands (ring fragments straight from the frame, CMA reads in
+// chunks). Every reduce and all-reduce algorithm that uses it, forced one by one, with sizes
+// below and above the CMA threshold and not multiples of the fold chunk, in place and not,
+// with sums and with a non-commutative operator (2x2 matrix products: a swapped operand order
+// gives another product), checked against a serial reference each rank computes locally.
+//
+//   mp_fold          (run under fabcoll-run -n P --transport shm)
+#include <fabcoll/fabcoll.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+int g_rank = 0;
+int g_size = 1;
+int g_failures = 0;
+
+bool ok(int rc, const std::string& what) {
+  if (rc == FC_SUCCESS) return true;
+  std::fprintf(stderr, "rank %d: %s failed: %s: %s\n", g_rank, what.c_str(), fc_strerror(rc),
+               fc_last_error_message());
+  ++g_failures;
+  return false;
+}
+
+/// Reports the first wrong element of a check (one line per check, not per element).
+template <class T>
+void expect_equal(const std::vector<T>& got, const std::vector<T>& want, const std::string& what) {
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (got[i] != want[i]) {
+      std::fprintf(stderr, "rank %d: %s: wrong value at %zu of %zu\n", g_rank, what.c_str(), i,
+                   want.size());
+      ++g_failures;
+      return;
+    }
+  }
+}
+
+double value(int rank, std::size_t i) {
+  return static_cast<double>((rank * 7 + static_cast<int>(i % 1000) * 3) % 11 + 1);
+}
+
+// 2x2 matrices as uint32 quadruples; inout = in · inout (MPI order: `in` is the lower ranks').
+void matmul(const void* in, void* inout, std::size_t count, fc_datatype_t /*dt*/) {
+  const auto* a = static_cast<const std::uint32_t*>(in);
+  auto* b = static_cast<std::uint32_t*>(inout);
+  for (std::size_t i = 0; i + 3 < count; i += 4) {
+    const std::uint32_t r0 = a[i] * b[i] + a[i + 1] * b[i + 2];
+    const std::uint32_t r1 = a[i] * b[i + 1] + a[i + 1] * b[i + 3];
+    const std::uint32_t r2 = a[i + 2] * b[i] + a[i + 3] * b[i + 2];
+    const std::uint32_t r3 = a[i + 2] * b[i + 1] + a[i + 3] * b[i + 3];
+    b[i] = r0;
+    b[i + 1] = r1;
+    b[i + 2] = r2;
+    b[i + 3] = r3;
+  }
+}
+
+std::vector<std::uint32_t> matrices(int rank, std::size_t count) {
+  std::vector<std::uint32_t> m(count);
+  for (std::size_t i = 0; i + 3 < count; i += 4) {
+    m[i] = 1;
+    m[i + 1] = static_cast<std::uint32_t>(rank + 1) + static_cast<std::uint32_t>(i % 3);
+    m[i + 2] = static_cast<std::uint32_t>(rank % 3) + 1;
+    m[i + 3] = 1u + static_cast<std::uint32_t>(i % 5 == 0);
+  }
+  return m;
+}
+
+/// M_0 · M_1 · … · M_{p-1}, the rank-ordered product.
+std::vector<std::uint32_t> product(int p, std::size_t count) {
+  std::vector<std::uint32_t> acc = matrices(p - 1, count);
+  for (int r = p - 2; r >= 0; --r) {
+    const std::vector<std::uint32_t> m = matrices(r, count);
+    matmul(m.data(), acc.data(), count, FC_INT32);
+  }
+  return acc;
+}
+
+void run(fc_comm_t comm, bool allreduce, const std::string& alg, fc_op_t matop) {
+  const int p = g_size;
+  const int me = g_rank;
+  // Bytes: one element; below the CMA threshold (32 KiB); just above it; several 128 KiB fold
+  // chunks and a partial one; more than the CMA's 1 MiB read. Matrix counts are multiples of
+  // 16 int32 so that the halving algorithms (which split at element boundaries) never cut a
+  // matrix in two.
+  for (const std::size_t doubles : {std::size_t{1}, std::size_t{1000}, std::size_t{4097},
+                                    std::size_t{70001}, std::size_t{300007}}) {
+    const std::string tag = alg + " n=" + std::to_string(doubles * 8) + "B";
+    std::vector<double> mine(doubles);
+    std::vector<double> sum(doubles, 0);
+    for (std::size_t i = 0; i < doubles; ++i) {
+      mine[i] = value(me, i);
+      for (int r = 0; r < p; ++r) sum[i] += value(r, i);
+    }
+    const std::size_t ints = (doubles * 2 + 15) / 16 * 16;
+    const std::vector<std::uint32_t> mats = matrices(me, ints);
+    const std::vector<std::uint32_t> prod = product(p, ints);
+    if (allreduce) {
+      std::vector<double> out(doubles, -1);
+      if (ok(fc_allreduce(mine.data(), out.data(), doubles, FC_DOUBLE, FC_SUM, comm), tag))
+        expect_equal(out, sum, "allreduce sum " + tag);
+      std::vector<double> inplace = mine;
+      if (ok(fc_allreduce(FC_IN_PLACE, inplace.data(), doubles, FC_DOUBLE, FC_SUM, comm), tag))
+        expect_equal(inplace, sum, "allreduce sum in place " + tag);
+      std::vector<std::uint32_t> mout(ints, 7);
+      if (ok(fc_allreduce(mats.data(), mout.data(), ints, FC_INT32, matop, comm), tag))
+        expect_equal(mout, prod, "allreduce matrix product " + tag);
+      std::vector<std::uint32_t> minplace = mats;
+      if (ok(fc_allreduce(FC_IN_PLACE, minplace.data(), ints, FC_INT32, matop, comm), tag))
+        expect_equal(minplace, prod, "allreduce matrix product in place " + tag);
+      continue;
+    }
+    for (const int root : {0, p - 1}) {
+      const std::string rt = tag + " root=" + std::to_string(root);
+      std::vector<double> out(doubles, -1);
+      if (ok(fc_reduce(mine.data(), out.data(), doubles, FC_DOUBLE, FC_SUM, root, comm), rt) &&
+          me == root)
+        expect_equal(out, sum, "reduce sum " + rt);
+      std::vector<double> inplace = mine;
+      if (ok(fc_reduce(me == root ? FC_IN_PLACE : inplace.data(), inplace.data(), doubles,
+                       FC_DOUBLE, FC_SUM, root, comm),
+             rt) &&
+          me == root)
+        expect_equal(inplace, sum, "reduce sum in place " + rt);
+      std::vector<std::uint32_t> mout(ints, 7);
+      if (ok(fc_reduce(mats.data(), mout.data(), ints, FC_INT32, matop, root, comm), rt) &&
+          me == root)
+        expect_equal(mout, prod, "reduce matrix product " + rt);
+      std::vector<std::uint32_t> minplace = mats;
+      if (ok(fc_reduce(me == root ? FC_IN_PLACE : minplace.data(), minplace.data(), ints, FC_INT32,
+                       matop, root, comm),
+             rt) &&
+          me == root)
+        expect_equal(minplace, prod, "reduce matrix product in place " + rt);
+    }
+  }
+}
+
+}  // namespace
+
+int main() {
+  fc_context_t ctx = nullptr;
+  if (fc_init(&ctx) != FC_SUCCESS) {
+    std::fprintf(stderr, "fc_init failed: %s\n", fc_last_error_message());
+    return 1;
+  }
+  fc_comm_t world = nullptr;
+  fc_comm_world(ctx, &world);
+  fc_comm_rank(world, &g_rank);
+  fc_comm_size(world, &g_size);
+  fc_op_t matop = FC_OP_NULL;
+  ok(fc_op_create(matmul, /*commutative=*/0, &matop), "fc_op_create");
+  struct Case {
+    bool allreduce;
+    const char* alg;
+  };
+  for (const Case c : {Case{false, "binomial"}, Case{false, "rabenseifner"},
+                       Case{true, "rabenseifner"}, Case{true, "hybrid"}}) {
+    // A new communicator reads the FABCOLL_<COLL>_ALGORITHM override as it is now.
+    setenv(c.allreduce ? "FABCOLL_ALLREDUCE_ALGORITHM" : "FABCOLL_REDUCE_ALGORITHM", c.alg, 1);
+    fc_comm_t comm = nullptr;
+    if (!ok(fc_comm_split(world, 0, g_rank, &comm), "comm_split")) continue;
+    run(comm, c.allreduce, std::string(c.allreduce ? "allreduce " : "reduce ") + c.alg, matop);
+    fc_comm_free(&comm);
+  }
+  fc_op_free(&matop);
+  const int rc = fc_finalize(ctx);
+  if (rc != FC_SUCCESS)
+    std::fprintf(stderr, "rank %d: fc_finalize: %s\n", g_rank, fc_last_error_message());
+  if (g_failures == 0) std::printf("mp_fold: rank %d of %d ok\n", g_rank, g_size);
+  return g_failures == 0 && rc == FC_SUCCESS ? 0 : 1;
+}

@@ -29,10 +29,9 @@ Task<> allreduce_recursive_doubling(Channel& ch, MutableBytes buf, const ReduceO
   }
   const MutableBytes tmp = ch.scratch(buf.size());
   if (cube.has_extra(me)) {
-    Transfer in = ch.recv(me - 1, tmp, 0);
+    // The extra rank is the lower one: its data is the left operand.
+    Task<> in = ch.recv_combine(me - 1, tmp, op, buf, buf, /*received_left=*/true, 0);
     co_await in;
-    Transfer work = ch.combine_left(op, tmp, buf);  // the extra rank is the lower one
-    co_await work;
   }
   const int v = cube.vrank(me);
   for (int i = 0; i < cube.dim(); ++i) {

@@ -31,12 +31,12 @@ Task<> allreduce_ring(Channel& ch, MutableBytes buf, std::size_t elem_size, cons
     const MutableBytes mine = block(ring.mod(me - s - 2));
     const MutableBytes theirs = tmp.subspan(0, mine.size());
     const auto step = static_cast<std::uint32_t>(s);
+    // Combined into `mine` as it lands (recv_combine): not the block being sent.
     Transfer out = ch.send(ring.right(me), block(ring.mod(me - s - 1)), step);
-    Transfer in = ch.recv(ring.left(me), theirs, step);
+    Task<> in =
+        ch.recv_combine(ring.left(me), theirs, op, mine, mine, /*received_left=*/true, step);
     co_await out;
     co_await in;
-    Transfer work = ch.combine_left(op, theirs, mine);
-    co_await work;
   }
   // All-gather: rank r owns the reduced block r; pass blocks on around the ring.
   for (int s = 0; s + 1 < p; ++s) {

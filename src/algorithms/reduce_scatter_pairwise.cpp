@@ -31,19 +31,21 @@ Task<> reduce_scatter_pairwise(Channel& ch, ConstBytes send, MutableBytes recv, 
     // Lower sources arrive r-1, r-2, …, 0 and go in front of acc; higher ones arrive p-1, …,
     // r+1 and go in front of `high` (a commutative operator folds everything into acc).
     const bool separate = src > r && !op.commutative();
-    const MutableBytes into = separate && !have_high ? high : tmp;
-    Transfer out = ch.send(dst, x(dst), static_cast<std::uint32_t>(s));
-    Transfer in = ch.recv(src, into, static_cast<std::uint32_t>(s));
-    co_await out;
-    co_await in;
+    const auto step = static_cast<std::uint32_t>(s);
+    Transfer out = ch.send(dst, x(dst), step);
     if (separate && !have_high) {
+      Transfer in = ch.recv(src, high, step);
+      co_await out;
+      co_await in;
       have_high = true;
       continue;
     }
-    Transfer work = separate  ? ch.combine_left(op, tmp, high)
-                    : src < r ? ch.combine_left(op, tmp, acc)
-                              : ch.combine_right(op, acc, tmp);
-    co_await work;
+    // Combined as it lands (recv_combine); sends read `send`, never acc or high.
+    const MutableBytes into = separate ? high : acc;
+    Task<> in =
+        ch.recv_combine(src, tmp, op, into, into, /*received_left=*/separate || src < r, step);
+    co_await out;
+    co_await in;
   }
   if (have_high) {
     Transfer work = ch.combine_right(op, acc, high);

@@ -48,10 +48,9 @@ Task<> reduce_scatter_recursive_halving(Channel& ch, ConstBytes send, MutableByt
   }
   const MutableBytes tmp = ch.scratch(n);
   if (cube.has_extra(me)) {
-    Transfer in = ch.recv(me - 1, tmp, 0);
+    // The extra rank is the lower one: its data is the left operand.
+    Task<> in = ch.recv_combine(me - 1, tmp, op, w, w, /*received_left=*/true, 0);
     co_await in;
-    Transfer work = ch.combine_left(op, tmp, w);  // the extra rank is the lower one
-    co_await work;
   }
   auto blocks = [&](int u0, int u1) {  // the blocks of cube positions u0 … u1-1 in w
     const std::size_t b0 = first_block(cube, u0);
@@ -68,12 +67,12 @@ Task<> reduce_scatter_recursive_halving(Channel& ch, ConstBytes send, MutableByt
     const MutableBytes give = lower_half ? blocks(mid, hi) : blocks(lo, mid);
     const MutableBytes in_buf = tmp.first(keep.size());
     const auto step = static_cast<std::uint32_t>(k + 1);
+    // Combined into `keep` as it lands (recv_combine): disjoint from `give`, being sent.
     Transfer out = ch.send(cube.rank(pv), give, step);
-    Transfer in = ch.recv(cube.rank(pv), in_buf, step);
+    Task<> in =
+        ch.recv_combine(cube.rank(pv), in_buf, op, keep, keep, /*received_left=*/pv < v, step);
     co_await out;
     co_await in;
-    Transfer work = pv < v ? ch.combine_left(op, in_buf, keep) : ch.combine_right(op, keep, in_buf);
-    co_await work;
     (lower_half ? hi : lo) = mid;
   }
   const MutableBytes own = blocks(v, v + 1);  // one block, or two with the extra's first

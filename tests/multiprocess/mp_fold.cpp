@@ -1,8 +1,8 @@
 // Receive-and-combine (Channel::recv_combine) across real processes: on shm a received message
 // is combined into the result as it lands (ring fragments straight from the frame, CMA reads in
-// chunks). Every reduce and all-reduce algorithm that uses it, forced one by one, with sizes
-// below and above the CMA threshold and not multiples of the fold chunk, in place and not,
-// with sums and with a non-commutative operator (2x2 matrix products: a swapped operand order
+// chunks). Every reduce, all-reduce and reduce-scatter algorithm that uses it, forced one by one,
+// with sizes below and above the CMA threshold and not multiples of the fold chunk, in place and
+// not, with sums and with a non-commutative operator (2x2 matrix products: a swapped operand order
 // gives another product), checked against a serial reference each rank computes locally.
 //
 //   mp_fold          (run under fabcoll-run -n P --transport shm)
@@ -82,7 +82,41 @@ std::vector<std::uint32_t> product(int p, std::size_t count) {
   return acc;
 }
 
-void run(fc_comm_t comm, bool allreduce, const std::string& alg, fc_op_t matop) {
+enum class Coll { reduce, allreduce, reduce_scatter };
+
+/// reduce_scatter_block: rank me gets block me of the combined vectors, whose element k is
+/// element k of value()/matrices() over p blocks.
+void run_reduce_scatter(fc_comm_t comm, const std::string& tag, std::size_t doubles,
+                        std::size_t ints, fc_op_t matop) {
+  const int p = g_size;
+  const int me = g_rank;
+  const auto up = static_cast<std::size_t>(p);
+  const auto ume = static_cast<std::size_t>(me);
+  std::vector<double> mine(doubles * up);
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = value(me, i);
+  std::vector<double> sum(doubles, 0);
+  for (std::size_t i = 0; i < doubles; ++i)
+    for (int r = 0; r < p; ++r) sum[i] += value(r, ume * doubles + i);
+  std::vector<double> out(doubles, -1);
+  if (ok(fc_reduce_scatter_block(mine.data(), out.data(), doubles, FC_DOUBLE, FC_SUM, comm), tag))
+    expect_equal(out, sum, "reduce_scatter_block sum " + tag);
+  std::vector<double> inplace = mine;
+  if (ok(fc_reduce_scatter_block(FC_IN_PLACE, inplace.data(), doubles, FC_DOUBLE, FC_SUM, comm),
+         tag)) {
+    inplace.resize(doubles);
+    expect_equal(inplace, sum, "reduce_scatter_block sum in place " + tag);
+  }
+  if (matop == FC_OP_NULL) return;
+  const std::vector<std::uint32_t> mats = matrices(me, ints * up);
+  std::vector<std::uint32_t> prod = product(p, ints * up);
+  prod.erase(prod.begin(), prod.begin() + static_cast<std::ptrdiff_t>(ume * ints));
+  prod.resize(ints);
+  std::vector<std::uint32_t> mout(ints, 7);
+  if (ok(fc_reduce_scatter_block(mats.data(), mout.data(), ints, FC_INT32, matop, comm), tag))
+    expect_equal(mout, prod, "reduce_scatter_block matrix product " + tag);
+}
+
+void run(fc_comm_t comm, Coll coll, const std::string& alg, fc_op_t matop) {
   const int p = g_size;
   const int me = g_rank;
   // Bytes: one element; below the CMA threshold (32 KiB); just above it; several 128 KiB fold
@@ -100,14 +134,19 @@ void run(fc_comm_t comm, bool allreduce, const std::string& alg, fc_op_t matop) 
     }
     const std::size_t ints = (doubles * 2 + 15) / 16 * 16;
     const std::vector<std::uint32_t> mats = matrices(me, ints);
+    if (coll == Coll::reduce_scatter) {
+      run_reduce_scatter(comm, tag, doubles, ints, matop);
+      continue;
+    }
     const std::vector<std::uint32_t> prod = product(p, ints);
-    if (allreduce) {
+    if (coll == Coll::allreduce) {
       std::vector<double> out(doubles, -1);
       if (ok(fc_allreduce(mine.data(), out.data(), doubles, FC_DOUBLE, FC_SUM, comm), tag))
         expect_equal(out, sum, "allreduce sum " + tag);
       std::vector<double> inplace = mine;
       if (ok(fc_allreduce(FC_IN_PLACE, inplace.data(), doubles, FC_DOUBLE, FC_SUM, comm), tag))
         expect_equal(inplace, sum, "allreduce sum in place " + tag);
+      if (matop == FC_OP_NULL) continue;
       std::vector<std::uint32_t> mout(ints, 7);
       if (ok(fc_allreduce(mats.data(), mout.data(), ints, FC_INT32, matop, comm), tag))
         expect_equal(mout, prod, "allreduce matrix product " + tag);
@@ -157,16 +196,32 @@ int main() {
   fc_op_t matop = FC_OP_NULL;
   ok(fc_op_create(matmul, /*commutative=*/0, &matop), "fc_op_create");
   struct Case {
-    bool allreduce;
+    Coll coll;
     const char* alg;
+    bool commutative_only;
   };
-  for (const Case c : {Case{false, "binomial"}, Case{false, "rabenseifner"},
-                       Case{true, "rabenseifner"}, Case{true, "hybrid"}}) {
+  const Case cases[] = {
+      {Coll::reduce, "binomial", false},
+      {Coll::reduce, "rabenseifner", false},
+      {Coll::allreduce, "rabenseifner", false},
+      {Coll::allreduce, "hybrid", false},
+      {Coll::allreduce, "recursive_doubling", false},
+      {Coll::allreduce, "ring", true},
+      {Coll::reduce_scatter, "pairwise", false},
+      {Coll::reduce_scatter, "recursive_halving", true},
+  };
+  for (const Case& c : cases) {
+    const char* var = c.coll == Coll::reduce      ? "FABCOLL_REDUCE_ALGORITHM"
+                      : c.coll == Coll::allreduce ? "FABCOLL_ALLREDUCE_ALGORITHM"
+                                                  : "FABCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM";
+    const char* name = c.coll == Coll::reduce      ? "reduce "
+                       : c.coll == Coll::allreduce ? "allreduce "
+                                                   : "reduce_scatter_block ";
     // A new communicator reads the FABCOLL_<COLL>_ALGORITHM override as it is now.
-    setenv(c.allreduce ? "FABCOLL_ALLREDUCE_ALGORITHM" : "FABCOLL_REDUCE_ALGORITHM", c.alg, 1);
+    setenv(var, c.alg, 1);
     fc_comm_t comm = nullptr;
     if (!ok(fc_comm_split(world, 0, g_rank, &comm), "comm_split")) continue;
-    run(comm, c.allreduce, std::string(c.allreduce ? "allreduce " : "reduce ") + c.alg, matop);
+    run(comm, c.coll, std::string(name) + c.alg, c.commutative_only ? FC_OP_NULL : matop);
     fc_comm_free(&comm);
   }
   fc_op_free(&matop);

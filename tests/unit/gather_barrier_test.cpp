@@ -150,6 +150,24 @@ TEST(GatherBarrier, BarrierTournamentMatchesFormula) {
   }
 }
 
+// Naive gather + naive broadcast of zero bytes: rank 0's one port takes p - 1 arrivals, then
+// sends p - 1 releases: exactly 2(p - 1)α on the sim (o = α), 2(p - 1) messages; with a
+// measured o < α the formula is 2(α + (p - 2)o), below the dissemination barrier's ⌈log p⌉α
+// once α is large against o (ranks time-sharing cores).
+TEST(GatherBarrier, BarrierLinearMatchesFormula) {
+  for (const int p : barrier_ps()) {
+    const sim::Stats st = run_barrier(algorithms::kBarrierLinear, p, {});
+    expect_barrier_cost(algorithms::kBarrierLinear, p, p > 1 ? 2 * (p - 1) : 0);
+    EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(2 * (p - 1))) << p;
+  }
+  CostModel oversubscribed = kModel;
+  oversubscribed.overhead = kModel.alpha / 16;
+  CostQuery q = query(8, 0);
+  q.m = oversubscribed;
+  EXPECT_EQ(algorithms::kBarrierLinear.cost(q), 2 * (kModel.alpha + 6 * kModel.alpha / 16));
+  EXPECT_LT(algorithms::kBarrierLinear.cost(q), algorithms::kBarrierDissemination.cost(q));
+}
+
 // ---- gather and scatter ------------------------------------------------------------------
 
 double thm13_9(int p, double n) { return ceil_log2(p) * kModel.alpha + (p - 1) * n * kModel.beta; }

@@ -79,7 +79,7 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
       // Folded into the lower half as it lands, while the upper half is sent: disjoint.
       const MutableBytes low = part(buf, lower, elem_size);
       Transfer out = ch.send(survivor, part(buf, upper, elem_size), 0);
-      Task<> in = ch.recv_combine(survivor, theirs, op, low, low, /*received_left=*/false, 0);
+      RecvCombine in = ch.recv_combine(survivor, theirs, op, low, low, /*received_left=*/false, 0);
       co_await out;
       co_await in;
       Transfer back = ch.send(survivor, part(buf, lower, elem_size), 1);
@@ -98,13 +98,13 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
       const MutableBytes theirs = part(tmp, Segment{0, upper.size()}, elem_size);
       const MutableBytes high = part(buf, upper, elem_size);
       Transfer out = ch.send(extra, part(buf, lower, elem_size), 0);
-      Task<> in = ch.recv_combine(extra, theirs, op, high, high, /*received_left=*/true, 0);
+      RecvCombine in = ch.recv_combine(extra, theirs, op, high, high, /*received_left=*/true, 0);
       co_await out;
       co_await in;
       Transfer rest = ch.recv(extra, part(buf, lower, elem_size), 1);
       co_await rest;
     } else {
-      Task<> in = ch.recv_combine(extra, tmp, op, buf, buf, /*received_left=*/true, 0);
+      RecvCombine in = ch.recv_combine(extra, tmp, op, buf, buf, /*received_left=*/true, 0);
       co_await in;
     }
   }
@@ -137,7 +137,8 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
     if (halve || src.data() != buf.data()) {
       // The partner's data is combined into res as it lands (recv_combine): res is disjoint
       // from the bytes being sent (the other half, or the separate input).
-      Task<> in = ch.recv_combine(partner, theirs, op, own, res, /*received_left=*/pv < v, step);
+      RecvCombine in =
+          ch.recv_combine(partner, theirs, op, own, res, /*received_left=*/pv < v, step);
       co_await out;
       co_await in;
     } else {

@@ -30,7 +30,7 @@ Task<> allreduce_recursive_doubling(Channel& ch, MutableBytes buf, const ReduceO
   const MutableBytes tmp = ch.scratch(buf.size());
   if (cube.has_extra(me)) {
     // The extra rank is the lower one: its data is the left operand.
-    Task<> in = ch.recv_combine(me - 1, tmp, op, buf, buf, /*received_left=*/true, 0);
+    RecvCombine in = ch.recv_combine(me - 1, tmp, op, buf, buf, /*received_left=*/true, 0);
     co_await in;
   }
   const int v = cube.vrank(me);

@@ -33,7 +33,7 @@ Task<> allreduce_ring(Channel& ch, MutableBytes buf, std::size_t elem_size, cons
     const auto step = static_cast<std::uint32_t>(s);
     // Combined into `mine` as it lands (recv_combine): not the block being sent.
     Transfer out = ch.send(ring.right(me), block(ring.mod(me - s - 1)), step);
-    Task<> in =
+    RecvCombine in =
         ch.recv_combine(ring.left(me), theirs, op, mine, mine, /*received_left=*/true, step);
     co_await out;
     co_await in;

@@ -41,7 +41,7 @@ Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const Reduc
     for (std::size_t i = 0; i < children.size(); ++i) {
       const std::size_t c = children.size() - 1 - i;
       // The children hold higher ranks' data: the right operand.
-      Task<> arrived =
+      RecvCombine arrived =
           ch.recv_combine(children[c], tmp, op, i == 0 ? in : ConstBytes(acc), acc, false);
       co_await arrived;
     }

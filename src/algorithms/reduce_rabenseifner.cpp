@@ -72,8 +72,8 @@ Task<> reduce_rabenseifner(Channel& ch, ConstBytes in, MutableBytes out, const R
       // the upper half is being sent: disjoint bytes.
       const MutableBytes acc_lo = blocks_of(acc, blocks, es, 0, half);
       Transfer out_hi = ch.send(me + 1, blocks_of(acc, blocks, es, half, n2), fold_step);
-      Task<> in_lo = ch.recv_combine(me + 1, blocks_of(tmp, blocks, es, 0, half), op, acc_lo,
-                                     acc_lo, /*received_left=*/false, fold_step);
+      RecvCombine in_lo = ch.recv_combine(me + 1, blocks_of(tmp, blocks, es, 0, half), op, acc_lo,
+                                          acc_lo, /*received_left=*/false, fold_step);
       co_await out_hi;
       co_await in_lo;
       Transfer in_hi = ch.recv(me + 1, blocks_of(acc, blocks, es, half, n2), result_step);
@@ -81,8 +81,8 @@ Task<> reduce_rabenseifner(Channel& ch, ConstBytes in, MutableBytes out, const R
     } else {
       const MutableBytes acc_hi = blocks_of(acc, blocks, es, half, n2);
       Transfer out_lo = ch.send(me - 1, blocks_of(acc, blocks, es, 0, half), fold_step);
-      Task<> in_hi = ch.recv_combine(me - 1, blocks_of(tmp, blocks, es, half, n2), op, acc_hi,
-                                     acc_hi, /*received_left=*/true, fold_step);
+      RecvCombine in_hi = ch.recv_combine(me - 1, blocks_of(tmp, blocks, es, half, n2), op, acc_hi,
+                                          acc_hi, /*received_left=*/true, fold_step);
       co_await out_lo;
       co_await in_hi;
       Transfer back = ch.send(me - 1, blocks_of(acc, blocks, es, half, n2), result_step);
@@ -118,7 +118,7 @@ Task<> reduce_rabenseifner(Channel& ch, ConstBytes in, MutableBytes out, const R
     Transfer give = ch.send(partner, blocks_of(src, blocks, es, give_lo, give_hi),
                             static_cast<std::uint32_t>(2 + j));
     // The lower rank's data is the left operand.
-    Task<> take =
+    RecvCombine take =
         ch.recv_combine(partner, blocks_of(tmp, blocks, es, keep_lo, keep_hi), op, own, mine,
                         /*received_left=*/!lower, static_cast<std::uint32_t>(2 + j));
     co_await give;

@@ -42,7 +42,7 @@ Task<> reduce_scatter_pairwise(Channel& ch, ConstBytes send, MutableBytes recv, 
     }
     // Combined as it lands (recv_combine); sends read `send`, never acc or high.
     const MutableBytes into = separate ? high : acc;
-    Task<> in =
+    RecvCombine in =
         ch.recv_combine(src, tmp, op, into, into, /*received_left=*/separate || src < r, step);
     co_await out;
     co_await in;

@@ -49,7 +49,7 @@ Task<> reduce_scatter_recursive_halving(Channel& ch, ConstBytes send, MutableByt
   const MutableBytes tmp = ch.scratch(n);
   if (cube.has_extra(me)) {
     // The extra rank is the lower one: its data is the left operand.
-    Task<> in = ch.recv_combine(me - 1, tmp, op, w, w, /*received_left=*/true, 0);
+    RecvCombine in = ch.recv_combine(me - 1, tmp, op, w, w, /*received_left=*/true, 0);
     co_await in;
   }
   auto blocks = [&](int u0, int u1) {  // the blocks of cube positions u0 … u1-1 in w
@@ -69,7 +69,7 @@ Task<> reduce_scatter_recursive_halving(Channel& ch, ConstBytes send, MutableByt
     const auto step = static_cast<std::uint32_t>(k + 1);
     // Combined into `keep` as it lands (recv_combine): disjoint from `give`, being sent.
     Transfer out = ch.send(cube.rank(pv), give, step);
-    Task<> in =
+    RecvCombine in =
         ch.recv_combine(cube.rank(pv), in_buf, op, keep, keep, /*received_left=*/pv < v, step);
     co_await out;
     co_await in;

@@ -47,24 +47,50 @@ Transfer Channel::recv(int peer, MutableBytes data, std::uint32_t step) {
   return post(op, OpKind::recv);
 }
 
-Task<> Channel::recv_combine(int peer, MutableBytes tmp, const ReduceOp& op, ConstBytes other,
-                             MutableBytes out, bool received_left, std::uint32_t step) {
+RecvCombine Channel::recv_combine(int peer, MutableBytes tmp, const ReduceOp& op, ConstBytes other,
+                                  MutableBytes out, bool received_left, std::uint32_t step) {
   const int world = comm_->world_rank(peer);
   Transport& t = comm_->transport();
-  if (!out.empty() && !t.phantom() && !t.models_compute() && t.folds_receive(world)) {
+  RecvCombine rc;
+  if (t.models_compute()) {  // sim: the receive, then a combine costing γn of virtual time
+    Transfer r = recv(peer, tmp.first(out.size()), step);
+    rc.modelled_ =
+        recv_then_combine(std::move(r), op, tmp.first(out.size()), other, out, received_left);
+    return rc;
+  }
+  if (!out.empty() && !t.phantom() && t.folds_receive(world)) {
     PostedOp* posted = new PostedOp;
     posted->peer = world;
     posted->tag = make_tag(comm_->cid(), seq_, step);
     posted->recv_data = tmp.data();
     posted->size = out.size();
     posted->fold = RecvFold{&op, other.data(), out.data(), received_left};
-    return await_fold(post(posted, OpKind::recv));
+    rc.recv_ = post(posted, OpKind::recv);
+    return rc;
   }
-  Transfer r = recv(peer, tmp.first(out.size()), step);
-  return recv_then_combine(std::move(r), op, tmp.first(out.size()), other, out, received_left);
+  // Receive into tmp; await_resume combines.
+  rc.recv_ = recv(peer, tmp.first(out.size()), step);
+  rc.ch_ = this;
+  rc.op_ = &op;
+  rc.tmp_ = tmp.first(out.size());
+  rc.other_ = other;
+  rc.out_ = out;
+  rc.received_left_ = received_left;
+  return rc;
 }
 
-Task<> Channel::await_fold(Transfer fold) { co_await fold; }
+void RecvCombine::await_resume() {
+  if (modelled_.valid()) {
+    modelled_.await_resume();
+    return;
+  }
+  recv_.await_resume();
+  if (ch_ == nullptr) return;  // folded on arrival
+  // No modelled compute here: the combine's Transfer is already finished.
+  const Transfer work = received_left_ ? ch_->combine_into(*op_, tmp_, other_, out_)
+                                       : ch_->combine_into(*op_, other_, tmp_, out_);
+  (void)work;
+}
 
 Task<> Channel::recv_then_combine(Transfer r, const ReduceOp& op, ConstBytes tmp, ConstBytes other,
                                   MutableBytes out, bool received_left) {

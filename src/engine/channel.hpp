@@ -14,6 +14,44 @@
 
 namespace fabcoll {
 
+class Channel;
+
+/// What Channel::recv_combine returns: awaiting it waits until `out` holds the combined result
+/// (and rethrows a failure). A transport that folds completes the receive when the last piece
+/// is combined; on others the combine runs on resumption (no coroutine frame), and on a
+/// transport that models compute time (sim) a small task awaits the receive, then the combine.
+/// Destroying it before it finished cancels the receive.
+class [[nodiscard]] RecvCombine {
+ public:
+  RecvCombine(RecvCombine&&) noexcept = default;
+  RecvCombine& operator=(RecvCombine&&) noexcept = default;
+  RecvCombine(const RecvCombine&) = delete;
+  RecvCombine& operator=(const RecvCombine&) = delete;
+  ~RecvCombine() = default;
+
+  [[nodiscard]] bool await_ready() const {
+    return modelled_.valid() ? modelled_.done() : recv_.finished();
+  }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) {
+    if (modelled_.valid()) return modelled_.await_suspend(h);
+    recv_.await_suspend(h);
+    return std::noop_coroutine();
+  }
+  void await_resume();
+
+ private:
+  friend class Channel;
+  RecvCombine() = default;
+  Transfer recv_;
+  Task<> modelled_;        // sim: receive, then a combine taking virtual time
+  Channel* ch_ = nullptr;  // set: combine once the receive into tmp_ has finished
+  const ReduceOp* op_ = nullptr;
+  ConstBytes tmp_;
+  ConstBytes other_;
+  MutableBytes out_;
+  bool received_left_ = false;
+};
+
 class Channel {
  public:
   Channel(Comm& comm, std::uint32_t seq) : comm_(&comm), seq_(seq) {}
@@ -56,8 +94,8 @@ class Channel {
   /// send from out's bytes in the meantime, and must not post two folds into one `out` whose
   /// order matters (post the next one after awaiting this one). FABCOLL_SHM_FOLD=0 turns the
   /// fused form off.
-  Task<> recv_combine(int peer, MutableBytes tmp, const ReduceOp& op, ConstBytes other,
-                      MutableBytes out, bool received_left, std::uint32_t step = 0);
+  RecvCombine recv_combine(int peer, MutableBytes tmp, const ReduceOp& op, ConstBytes other,
+                           MutableBytes out, bool received_left, std::uint32_t step = 0);
   /// memmove unless phantom (local copies are free in the model).
   void copy(MutableBytes dst, ConstBytes src) const;
 
@@ -66,7 +104,6 @@ class Channel {
 
  private:
   Transfer post(PostedOp* op, OpKind kind);
-  static Task<> await_fold(Transfer fold);
   Task<> recv_then_combine(Transfer r, const ReduceOp& op, ConstBytes tmp, ConstBytes other,
                            MutableBytes out, bool received_left);
   Comm* comm_;

@@ -119,8 +119,9 @@ void run_reduce_scatter(fc_comm_t comm, const std::string& tag, std::size_t doub
 void run(fc_comm_t comm, Coll coll, const std::string& alg, fc_op_t matop) {
   const int p = g_size;
   const int me = g_rank;
-  // Bytes: one element; below the CMA threshold (32 KiB); just above it; several 128 KiB fold
-  // chunks and a partial one; more than the CMA's 1 MiB read. Matrix counts are multiples of
+  // Bytes: one element; below the CMA threshold (32 KiB); just above it; 560 KB (a partial
+  // 1 MiB fold chunk); 2.4 MB (two whole chunks and a partial one; the ctest entries also run
+  // smaller chunks, FABCOLL_SHM_FOLD_CHUNK). Matrix counts are multiples of
   // 16 int32 so that the halving algorithms (which split at element boundaries) never cut a
   // matrix in two.
   for (const std::size_t doubles : {std::size_t{1}, std::size_t{1000}, std::size_t{4097},

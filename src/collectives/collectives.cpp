@@ -519,14 +519,32 @@ void CollRequest::wait(double timeout_seconds) {
   // The clock is read only after 64 idle passes in a row and then once every 64: a wait
   // that ends sooner (most small messages) never reads it (clock_gettime was 8% of an 8-byte
   // all-reduce when every wait read it once). The deadline and the spin count from there.
+  // Passes that made progress read it once every 4096, so that a transport reporting progress
+  // forever without finishing the collective still meets the deadline (no silent hang).
   Clock::time_point start{};       // the first clock read of this call
   Clock::time_point idle_since{};  // the first clock read of the current idle stretch
   unsigned idle = 0;
+  unsigned busy = 0;
   bool yielding = false;
+  auto check_deadline = [&](Clock::time_point now) {
+    if (start == Clock::time_point{}) start = now;
+    if (std::chrono::duration<double>(now - start).count() <= timeout_seconds) return;
+    std::string peers;
+    for (const int w : comm_->transport().pending_peers())
+      peers += (peers.empty() ? "" : ", ") + std::to_string(w);
+    const std::string msg = "collective did not finish within " + std::to_string(timeout_seconds) +
+                            " s (FABCOLL_TIMEOUT); " +
+                            (peers.empty() ? std::string("no receive was pending")
+                                           : "waiting for world rank(s) " + peers);
+    comm_->mark_broken(msg);
+    task_ = Task<>();  // cancels its transfers
+    raise(Errc::timeout, msg);
+  };
   while (!task_.done()) {
     if (progress_->poll()) {
       idle = 0;
       yielding = false;
+      if ((++busy & 4095u) == 0) check_deadline(Clock::now());
       continue;
     }
     // Spin with pause while the wait is short, then yield the core: ranks may outnumber
@@ -538,20 +556,8 @@ void CollRequest::wait(double timeout_seconds) {
     if ((++idle & 63u) == 0) {
       const Clock::time_point now = Clock::now();
       if (idle == 64) idle_since = now;
-      if (start == Clock::time_point{}) start = now;
       yielding = now - idle_since >= spin;
-      if (std::chrono::duration<double>(now - start).count() > timeout_seconds) {
-        std::string peers;
-        for (const int w : comm_->transport().pending_peers())
-          peers += (peers.empty() ? "" : ", ") + std::to_string(w);
-        const std::string msg = "collective did not finish within " +
-                                std::to_string(timeout_seconds) + " s (FABCOLL_TIMEOUT); " +
-                                (peers.empty() ? std::string("no receive was pending")
-                                               : "waiting for world rank(s) " + peers);
-        comm_->mark_broken(msg);
-        task_ = Task<>();  // cancels its transfers
-        raise(Errc::timeout, msg);
-      }
+      check_deadline(now);
     }
     if (yielding) {
       std::this_thread::yield();

@@ -189,5 +189,48 @@ TEST(Selector, PlanCacheFollowsOverrides) {
   refresh_overrides();
 }
 
+// A transport that reports progress on every poll and never delivers a receive: a blocking
+// wait must still give up at its deadline with Errc::timeout (the deadline used to be read
+// only on idle passes, so such a livelock hung past FABCOLL_TIMEOUT).
+class BusyForeverTransport final : public Transport {
+ public:
+  [[nodiscard]] const char* name() const override { return "busy-forever"; }
+  void post_send(PostedOp* op) override { op->complete(); }
+  void post_recv(PostedOp* op) override { pending_.push_back(op); }
+  void cancel(PostedOp* op) override { std::erase(pending_, op); }
+  bool progress() override { return true; }
+  [[nodiscard]] std::vector<int> pending_peers() const override {
+    std::vector<int> peers;
+    for (const PostedOp* op : pending_) peers.push_back(op->peer);
+    return peers;
+  }
+
+ private:
+  std::vector<PostedOp*> pending_;
+};
+
+Task<> receive_one(Channel& ch, MutableBytes into) {
+  Transfer in = ch.recv(1, into);
+  co_await in;
+}
+
+TEST(Wait, DeadlineHoldsWhenATransportReportsProgressForever) {
+  BusyForeverTransport t;
+  Progress progress;
+  progress.add_transport(&t);
+  progress.set_timeout_seconds(0.2);
+  Comm comm(t, progress, 0, 2, {}, 0, CostModel{}, nullptr);
+  std::byte b[8];
+  Channel ch(comm, comm.next_sequence());
+  try {
+    run_blocking(comm, progress, receive_one(ch, MutableBytes{b, sizeof b}));
+    ADD_FAILURE() << "the wait returned without its message";
+  } catch (const EngineError& e) {
+    EXPECT_EQ(e.errc(), Errc::timeout) << e.what();
+    EXPECT_NE(std::string(e.what()).find("waiting for world rank(s) 1"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace fabcoll::testing

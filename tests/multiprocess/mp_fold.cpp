@@ -122,8 +122,9 @@ void run(fc_comm_t comm, Coll coll, const std::string& alg, fc_op_t matop) {
   // Bytes: one element; below the CMA threshold (32 KiB); just above it; 560 KB (a partial
   // 1 MiB fold chunk); 2.4 MB (two whole chunks and a partial one; the ctest entries also run
   // smaller chunks, FABCOLL_SHM_FOLD_CHUNK). Matrix counts are multiples of
-  // 16 int32 so that the halving algorithms (which split at element boundaries) never cut a
-  // matrix in two.
+  // 64 int32 so that the halving algorithms (which split at element boundaries into up to 16
+  // blocks) never cut a matrix in two (16 cut them at p = 8: a failure of the test, not of
+  // the library).
   for (const std::size_t doubles : {std::size_t{1}, std::size_t{1000}, std::size_t{4097},
                                     std::size_t{70001}, std::size_t{300007}}) {
     const std::string tag = alg + " n=" + std::to_string(doubles * 8) + "B";
@@ -133,7 +134,7 @@ void run(fc_comm_t comm, Coll coll, const std::string& alg, fc_op_t matop) {
       mine[i] = value(me, i);
       for (int r = 0; r < p; ++r) sum[i] += value(r, i);
     }
-    const std::size_t ints = (doubles * 2 + 15) / 16 * 16;
+    const std::size_t ints = (doubles * 2 + 63) / 64 * 64;
     const std::vector<std::uint32_t> mats = matrices(me, ints);
     if (coll == Coll::reduce_scatter) {
       run_reduce_scatter(comm, tag, doubles, ints, matop);

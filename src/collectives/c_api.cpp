@@ -223,8 +223,11 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
                ")";
   } else {
     // Defaults per link class (measured once on the development machine; calibrate to replace).
-    c.world.comm->set_model(fabcoll::builtin_model(link));
-    c.tuning = "built-in defaults (" + link + ")";
+    const bool oversubscribed =
+        static_cast<unsigned>(local_ranks) > std::max(1u, std::thread::hardware_concurrency());
+    c.world.comm->set_model(fabcoll::builtin_model(link, oversubscribed));
+    c.tuning =
+        "built-in defaults (" + link + (oversubscribed && !fabric ? ", oversubscribed" : "") + ")";
     if (notice.empty())
       notice = "fabcoll: no tuning file (FABCOLL_TUNING or " + fabcoll::tuning::tuning_path() +
                "); using built-in " + link +

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "algorithms/registry.hpp"
@@ -241,9 +242,15 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "fabcoll-info: '%s' is not a byte count\n", explain_args[1].c_str());
       return 2;
     }
-    fabcoll::CostModel model = fabcoll::builtin_model(link_class.empty() ? "shm" : link_class);
-    std::string source =
-        "built-in defaults (" + (link_class.empty() ? std::string("shm") : link_class) + ")";
+    // p ranks on this node, as with a tuning file: more than its cores is the oversubscribed
+    // built-in model.
+    const bool oversubscribed =
+        static_cast<unsigned>(p) > std::max(1u, std::thread::hardware_concurrency());
+    const std::string cls0 = link_class.empty() ? std::string("shm") : link_class;
+    fabcoll::CostModel model = fabcoll::builtin_model(cls0, oversubscribed);
+    std::string source = "built-in defaults (" + cls0 +
+                         (oversubscribed && !cls0.starts_with("ofi") ? ", oversubscribed" : "") +
+                         ")";
     if (!tuning_file.empty()) {
       std::string notice;
       const auto f = fabcoll::tuning::load_tuning_from(tuning_file, notice);

@@ -156,6 +156,33 @@ TEST(Selector, PicksTheLeastPredictedCostAmongEligible) {
   }
 }
 
+// The built-in shm models. Small broadcasts: the naive broadcast while (p - 2)o stays below
+// the binomial tree's extra levels (quiet o = α/10: up to p = 32 or so, not at 64), never
+// under the texts' o = α. With more ranks than cores (α 3 us, o 0.2 us) also the linear
+// barrier at p = 8, whose root's extra sends cost only o, where quiet keeps dissemination.
+TEST(Selector, BuiltInOversubscribedModelPrefersFewerHops) {
+  auto pick = [](int p, const CostModel& m, Collective c, std::size_t n) {
+    sim::World world(p, m);
+    CollArgs a;
+    a.coll = c;
+    a.count = n;
+    return std::string(select_algorithm(world.comm(0), a).name);
+  };
+  const CostModel quiet = builtin_model("shm");
+  const CostModel over = builtin_model("shm", true);
+  CostModel texts = quiet;
+  texts.overhead = -1;
+  EXPECT_EQ(pick(4, texts, Collective::bcast, 8), "binomial");
+  EXPECT_EQ(pick(4, quiet, Collective::bcast, 8), "naive");
+  EXPECT_EQ(pick(64, quiet, Collective::bcast, 8), "binomial");
+  EXPECT_EQ(pick(4, over, Collective::bcast, 8), "naive");
+  EXPECT_EQ(pick(8, over, Collective::bcast, 8), "naive");
+  EXPECT_NE(pick(8, over, Collective::bcast, 1 << 20), "naive");
+  EXPECT_EQ(pick(8, quiet, Collective::barrier, 0), "dissemination");
+  EXPECT_EQ(pick(8, over, Collective::barrier, 0), "linear");
+  EXPECT_LT(builtin_model("ofi/sockets").overhead, 0);  // fabric: o = α until calibrated
+}
+
 }  // namespace
 }  // namespace fabcoll::testing
 

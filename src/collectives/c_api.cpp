@@ -537,13 +537,15 @@ int fc_finalize(fc_context_t ctx) {
         const fabcoll::ofi::Stats& st = ctx->ofi->stats();
         std::fprintf(
             stderr,
-            "fabcoll stats: world rank %d: ofi (%s) eager messages %llu (%llu bytes), "
+            "fabcoll stats: world rank %d: ofi (%s) eager messages %llu (%llu bytes, %llu "
+            "inline), "
             "rendezvous messages %llu, bytes read by peers (zero-copy) %llu, bytes we read "
             "%llu, bytes staged %llu, per-call registrations %llu, registry hits %llu, "
             "registered regions %zu (%zu bytes)\n",
             ctx->world.comm->rank(), ctx->ofi->provider().c_str(),
             static_cast<unsigned long long>(st.eager_messages),
             static_cast<unsigned long long>(st.eager_bytes_sent),
+            static_cast<unsigned long long>(st.inline_messages),
             static_cast<unsigned long long>(st.rendezvous_messages),
             static_cast<unsigned long long>(st.rma_bytes_sent),
             static_cast<unsigned long long>(st.rma_bytes_read),

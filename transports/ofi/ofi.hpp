@@ -85,6 +85,7 @@ struct Stats {
   std::uint64_t rma_bytes_sent = 0;    // payload bytes peers read from our buffers
   std::uint64_t rma_bytes_read = 0;    // payload bytes we read from peers' buffers
   std::uint64_t staged_bytes = 0;      // payload bytes copied through an internal buffer
+  std::uint64_t inline_messages = 0;   // small eager sends posted by fi_tinject (no request)
   std::uint64_t eagain_retries = 0;    // posts that got -FI_EAGAIN and were queued
   std::uint64_t mr_per_call = 0;       // user buffers registered (fi_mr_reg) for one operation
   std::uint64_t mr_registry_hits = 0;  // user buffers found inside a registered region

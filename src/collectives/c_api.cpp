@@ -235,20 +235,26 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   }
   if (rank == 0 && !notice.empty() && std::getenv("FABCOLL_QUIET") == nullptr)
     std::fprintf(stderr, "%s\n", notice.c_str());
+  // Inside one node, messages from the single-copy threshold up are read by their receiver.
+  if (!fabric && c.shm && c.shm->cma_enabled()) {
+    fabcoll::CostModel m = c.world.comm->model();
+    m.pull_bytes = static_cast<double>(c.shm->cma_threshold());
+    c.world.comm->set_model(m);
+  }
   // Every rank must choose the same algorithms, so every rank uses rank 0's model (hosts may
   // hold different tuning files).
   if (rank == 0) {
     const fabcoll::CostModel& m = c.world.comm->model();
-    char text[160];
-    std::snprintf(text, sizeof text, "%.17g %.17g %.17g %.17g", m.alpha, m.beta, m.gamma,
-                  m.overhead);
+    char text[192];
+    std::snprintf(text, sizeof text, "%.17g %.17g %.17g %.17g %.17g", m.alpha, m.beta, m.gamma,
+                  m.overhead, m.pull_bytes);
     c.store->put("model/0", std::string(text) + " " + c.tuning);
   } else {
     const std::string text = c.store->get("model/0", timeout);
     fabcoll::CostModel m;
     int used = 0;
-    if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %n", &m.alpha, &m.beta, &m.gamma, &m.overhead,
-                    &used) != 4)
+    if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %lg %n", &m.alpha, &m.beta, &m.gamma,
+                    &m.overhead, &m.pull_bytes, &used) != 5)
       fabcoll::raise(Errc::transport, "bootstrap: rank 0's cost model is garbled");
     c.world.comm->set_model(m);
     c.tuning = text.substr(static_cast<std::size_t>(used)) + ", from rank 0";

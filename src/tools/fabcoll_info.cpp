@@ -25,6 +25,8 @@
 
 namespace {
 
+bool cls_is_fabric(const std::string& link_class) { return link_class.rfind("ofi", 0) == 0; }
+
 using fabcoll::Algorithm;
 using fabcoll::Collective;
 
@@ -265,6 +267,14 @@ int main(int argc, char** argv) {
                                                                                 f->machine.cores)
                                   : std::string());
       }
+    }
+    // Inside a node, messages from the single-copy threshold up are read by their receiver
+    // (as a context with CMA sets it: FABCOLL_SHM_CMA=0 turns CMA off).
+    const bool node_link = source.find("ofi") == std::string::npos && !cls_is_fabric(link_class);
+    const char* cma = std::getenv("FABCOLL_SHM_CMA");
+    if (node_link && (cma == nullptr || std::strcmp(cma, "0") != 0)) {
+      const char* thr = std::getenv("FABCOLL_SHM_CMA_THRESHOLD");
+      model.pull_bytes = thr != nullptr ? std::strtod(thr, nullptr) : 32768;
     }
     return explain(explain_args[0], bytes, p, noncommutative, model, source);
   }

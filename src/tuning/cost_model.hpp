@@ -17,6 +17,10 @@ struct CostModel {
   double beta = 2.5e-10;  // time per byte (s/B)
   double gamma = 1e-10;   // time per byte combined (s/B)
   double overhead = -1;   // sender's time per message (s); < 0: not measured, o = α
+  /// Messages of at least this many bytes are moved by their receiver (shm's single-copy CMA
+  /// read from the sender's buffer), so a sender of several at once pays only o for each and
+  /// the receivers copy at the same time. 0: the texts' model, the sender moves every byte.
+  double pull_bytes = 0;
 
   [[nodiscard]] double send_overhead() const { return overhead >= 0 ? overhead : alpha; }
 };

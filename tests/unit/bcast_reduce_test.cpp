@@ -191,6 +191,11 @@ TEST(BcastReduce, BcastNaiveMatchesSection13_1) {
   CostModel with_o = kModel;
   with_o.overhead = 0.5;
   EXPECT_EQ(alg.cost(query(800, 6, 0, with_o)), 4.0 + 200 + 4 * (0.5 + 200));
+  // Messages the receivers pull (n >= pull_bytes) cost the root only o each.
+  CostModel pulled = with_o;
+  pulled.pull_bytes = 800;
+  EXPECT_EQ(alg.cost(query(800, 6, 0, pulled)), 4.0 + 200 + 4 * 0.5);
+  EXPECT_EQ(alg.cost(query(799, 6, 0, pulled)), alg.cost(query(799, 6, 0, with_o)));
   // Below the binomial tree's ⌈log p⌉(α + βn) when (p - 2)(o + βn) < (⌈log p⌉ - 1)(α + βn):
   // p = 4, n = 8: 4 + 2 + 2(0.5 + 2) = 11 < 12; with o = α, 18 > 12.
   EXPECT_LT(alg.cost(query(8, 4, 0, with_o)),

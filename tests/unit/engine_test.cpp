@@ -178,6 +178,10 @@ TEST(Selector, BuiltInOversubscribedModelPrefersFewerHops) {
   EXPECT_EQ(pick(4, over, Collective::bcast, 8), "naive");
   EXPECT_EQ(pick(8, over, Collective::bcast, 8), "naive");
   EXPECT_NE(pick(8, over, Collective::bcast, 1 << 20), "naive");
+  // Receiver-pulled large messages (shm CMA, set by the context): the root pays o per receiver.
+  CostModel pulled = over;
+  pulled.pull_bytes = 32768;
+  EXPECT_EQ(pick(8, pulled, Collective::bcast, 1 << 20), "naive");
   EXPECT_EQ(pick(8, quiet, Collective::barrier, 0), "dissemination");
   EXPECT_EQ(pick(8, over, Collective::barrier, 0), "linear");
   EXPECT_LT(builtin_model("ofi/sockets").overhead, 0);  // fabric: o = α until calibrated

@@ -57,6 +57,8 @@ class Endpoint final : public Transport {
   [[nodiscard]] std::vector<int> pending_peers() const override;
   [[nodiscard]] const Stats& stats() const { return stats_; }
   [[nodiscard]] bool cma_enabled() const;
+  /// Messages of at least this many bytes go single-copy (the receiver reads them by CMA).
+  [[nodiscard]] std::uint64_t cma_threshold() const { return cma_threshold_; }
 
  private:
   struct Unexpected {

@@ -352,7 +352,12 @@ std::vector<tuning::GammaEntry> measure_gamma(
 tuning::LinkModel link_model(const tuning::TuningFile& f, const std::string& link, int p) {
   const tuning::LinkParams* l = tuning::link_for(f, link, p);
   const double brk = l != nullptr ? l->break_bytes : 0;
-  return {tuning::model_for(f, link, 0, p), tuning::model_for(f, link, std::max(brk, 0.0), p), brk};
+  tuning::LinkModel m{tuning::model_for(f, link, 0, p),
+                      tuning::model_for(f, link, std::max(brk, 0.0), p), brk};
+  // As a context sets it: inside a node, single-copy messages are read by their receiver.
+  if (link == "shm")
+    m.below.pull_bytes = m.above.pull_bytes = tuning::shm_pull_bytes_from_environment();
+  return m;
 }
 
 /// The table for p ranks under the fitted link. One scan over the whole range with every

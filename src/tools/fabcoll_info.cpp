@@ -270,12 +270,8 @@ int main(int argc, char** argv) {
     }
     // Inside a node, messages from the single-copy threshold up are read by their receiver
     // (as a context with CMA sets it: FABCOLL_SHM_CMA=0 turns CMA off).
-    const bool node_link = source.find("ofi") == std::string::npos && !cls_is_fabric(link_class);
-    const char* cma = std::getenv("FABCOLL_SHM_CMA");
-    if (node_link && (cma == nullptr || std::strcmp(cma, "0") != 0)) {
-      const char* thr = std::getenv("FABCOLL_SHM_CMA_THRESHOLD");
-      model.pull_bytes = thr != nullptr ? std::strtod(thr, nullptr) : 32768;
-    }
+    if (source.find("ofi") == std::string::npos && !cls_is_fabric(link_class))
+      model.pull_bytes = fabcoll::tuning::shm_pull_bytes_from_environment();
     return explain(explain_args[0], bytes, p, noncommutative, model, source);
   }
   std::printf("fabcoll %d.%d.%d\n", FABCOLL_VERSION_MAJOR, FABCOLL_VERSION_MINOR,

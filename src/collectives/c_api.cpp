@@ -127,11 +127,16 @@ std::size_t elem_size(fc_datatype_t dt) {
   return s;
 }
 
+/// More ranks on this node than it has cores (the layout key of the tuning file).
+bool ranks_outnumber_cores(int local_ranks) {
+  return fabcoll::tuning::layout_key(local_ranks,
+                                     static_cast<int>(std::thread::hardware_concurrency())) != 0;
+}
+
 /// local_ranks: the ranks of the job on this rank's node (decides how a waiting rank spins).
 void init_context(fc_context_s& ctx, fabcoll::Transport& t, int rank, int size, int local_ranks) {
   fabcoll::refresh_overrides();
-  ctx.progress.set_oversubscribed(static_cast<unsigned>(local_ranks) >
-                                  std::max(1u, std::thread::hardware_concurrency()));
+  ctx.progress.set_oversubscribed(ranks_outnumber_cores(local_ranks));
   // FABCOLL_SPIN_US: microseconds a waiting rank spins before it yields (default 4; 0 when the
   // node has more ranks than cores).
   if (const char* spin = std::getenv("FABCOLL_SPIN_US"); spin != nullptr && *spin != '\0')
@@ -223,8 +228,7 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
                ")";
   } else {
     // Defaults per link class (measured once on the development machine; calibrate to replace).
-    const bool oversubscribed =
-        static_cast<unsigned>(local_ranks) > std::max(1u, std::thread::hardware_concurrency());
+    const bool oversubscribed = ranks_outnumber_cores(local_ranks);
     c.world.comm->set_model(fabcoll::builtin_model(link, oversubscribed));
     c.tuning =
         "built-in defaults (" + link + (oversubscribed && !fabric ? ", oversubscribed" : "") + ")";

@@ -48,6 +48,7 @@
 #include "collectives/collectives.hpp"
 #include "engine/datatype.hpp"
 #include "fabcoll/fabcoll.h"
+#include "transports/shm/shm.hpp"
 #include "tuning/crossover.hpp"
 #include "tuning/fit.hpp"
 #include "tuning/tuning_file.hpp"
@@ -356,7 +357,7 @@ tuning::LinkModel link_model(const tuning::TuningFile& f, const std::string& lin
                       tuning::model_for(f, link, std::max(brk, 0.0), p), brk};
   // As a context sets it: inside a node, single-copy messages are read by their receiver.
   if (link == "shm")
-    m.below.pull_bytes = m.above.pull_bytes = tuning::shm_pull_bytes_from_environment();
+    m.below.pull_bytes = m.above.pull_bytes = fabcoll::shm::pull_bytes_from_environment();
   return m;
 }
 

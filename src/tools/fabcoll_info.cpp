@@ -20,12 +20,11 @@
 #include "collectives/collectives.hpp"
 #include "collectives/context_info.hpp"
 #include "fabcoll/fabcoll.h"
+#include "transports/shm/shm.hpp"
 #include "transports/sim/sim.hpp"
 #include "tuning/tuning_file.hpp"
 
 namespace {
-
-bool cls_is_fabric(const std::string& link_class) { return link_class.rfind("ofi", 0) == 0; }
 
 using fabcoll::Algorithm;
 using fabcoll::Collective;
@@ -81,9 +80,14 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
   const fabcoll::CostModel& m = comm.model();
   std::printf(
       "# %s of %.0f bytes on p = %d; model alpha = %.3g s, beta = %.3g s/B, gamma = %.3g s/B, "
-      "send overhead o = %.3g s%s (%s)\n",
+      "send overhead o = %.3g s%s%s (%s)\n",
       coll_name.c_str(), bytes, p, m.alpha, m.beta, m.gamma, m.send_overhead(),
-      m.overhead < 0 ? " (= alpha)" : "", model_source.c_str());
+      m.overhead < 0 ? " (= alpha)" : "",
+      m.pull_bytes > 0 ? (", receiver-pulled from " +
+                          std::to_string(static_cast<long long>(m.pull_bytes)) + " B")
+                             .c_str()
+                       : "",
+      model_source.c_str());
   std::printf("%-24s %14s %10s  %s\n", "algorithm", "predicted(us)", "k", "note");
   const Algorithm* chosen = nullptr;
   try {
@@ -247,18 +251,18 @@ int main(int argc, char** argv) {
     // p ranks on this node, as with a tuning file: more than its cores is the oversubscribed
     // built-in model.
     const bool oversubscribed =
-        static_cast<unsigned>(p) > std::max(1u, std::thread::hardware_concurrency());
-    const std::string cls0 = link_class.empty() ? std::string("shm") : link_class;
-    fabcoll::CostModel model = fabcoll::builtin_model(cls0, oversubscribed);
-    std::string source = "built-in defaults (" + cls0 +
-                         (oversubscribed && !cls0.starts_with("ofi") ? ", oversubscribed" : "") +
+        fabcoll::tuning::layout_key(p, static_cast<int>(std::thread::hardware_concurrency())) != 0;
+    std::string cls = link_class.empty() ? std::string("shm") : link_class;
+    fabcoll::CostModel model = fabcoll::builtin_model(cls, oversubscribed);
+    std::string source = "built-in defaults (" + cls +
+                         (oversubscribed && !cls.starts_with("ofi") ? ", oversubscribed" : "") +
                          ")";
     if (!tuning_file.empty()) {
       std::string notice;
       const auto f = fabcoll::tuning::load_tuning_from(tuning_file, notice);
       if (!notice.empty()) std::fprintf(stderr, "%s\n", notice.c_str());
       if (f && !f->links.empty()) {
-        const std::string cls = link_class.empty() ? f->links.front().link_class : link_class;
+        if (link_class.empty()) cls = f->links.front().link_class;
         // p ranks on this node: the entry measured in that layout (p ranks on fewer cores).
         model = fabcoll::tuning::model_for(*f, cls, bytes, p);
         const fabcoll::tuning::LinkParams* used = fabcoll::tuning::link_for(*f, cls, p);
@@ -270,8 +274,7 @@ int main(int argc, char** argv) {
     }
     // Inside a node, messages from the single-copy threshold up are read by their receiver
     // (as a context with CMA sets it: FABCOLL_SHM_CMA=0 turns CMA off).
-    if (source.find("ofi") == std::string::npos && !cls_is_fabric(link_class))
-      model.pull_bytes = fabcoll::tuning::shm_pull_bytes_from_environment();
+    if (!cls.starts_with("ofi")) model.pull_bytes = fabcoll::shm::pull_bytes_from_environment();
     return explain(explain_args[0], bytes, p, noncommutative, model, source);
   }
   std::printf("fabcoll %d.%d.%d\n", FABCOLL_VERSION_MAJOR, FABCOLL_VERSION_MINOR,

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -341,13 +340,6 @@ CostModel model_for(const TuningFile& f, std::string_view link_class, double typ
   }
   if (const auto g = gamma_for(f, "sum", "float64")) m.gamma = *g;
   return m;
-}
-
-double shm_pull_bytes_from_environment() {
-  const char* cma = std::getenv("FABCOLL_SHM_CMA");
-  if (cma != nullptr && std::strcmp(cma, "0") == 0) return 0;
-  const char* thr = std::getenv("FABCOLL_SHM_CMA_THRESHOLD");
-  return thr != nullptr ? std::strtod(thr, nullptr) : 32768;
 }
 
 }  // namespace fabcoll::tuning

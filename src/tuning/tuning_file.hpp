@@ -157,11 +157,6 @@ std::optional<TuningFile> load_tuning(std::string& notice);
 /// the nearest local_ranks; else the quiet entry; else the class's first entry.
 CostModel model_for(const TuningFile& f, std::string_view link_class, double typical_bytes = 0,
                     int local_ranks = 0);
-/// CostModel::pull_bytes of the shm link as a context sets it, from the environment alone (for
-/// tools that predict without a context): the single-copy threshold (FABCOLL_SHM_CMA_THRESHOLD,
-/// default 32768), or 0 under FABCOLL_SHM_CMA=0. A context uses its endpoint's own state.
-double shm_pull_bytes_from_environment();
-
 /// The entry model_for uses (nullptr: none, built-in defaults).
 const LinkParams* link_for(const TuningFile& f, std::string_view link_class, int local_ranks = 0);
 

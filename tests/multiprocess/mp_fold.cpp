@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "support/matrix2x2.hpp"
+
 namespace {
 
 int g_rank = 0;
@@ -45,21 +47,7 @@ double value(int rank, std::size_t i) {
   return static_cast<double>((rank * 7 + static_cast<int>(i % 1000) * 3) % 11 + 1);
 }
 
-// 2x2 matrices as uint32 quadruples; inout = in · inout (MPI order: `in` is the lower ranks').
-void matmul(const void* in, void* inout, std::size_t count, fc_datatype_t /*dt*/) {
-  const auto* a = static_cast<const std::uint32_t*>(in);
-  auto* b = static_cast<std::uint32_t*>(inout);
-  for (std::size_t i = 0; i + 3 < count; i += 4) {
-    const std::uint32_t r0 = a[i] * b[i] + a[i + 1] * b[i + 2];
-    const std::uint32_t r1 = a[i] * b[i + 1] + a[i + 1] * b[i + 3];
-    const std::uint32_t r2 = a[i + 2] * b[i] + a[i + 3] * b[i + 2];
-    const std::uint32_t r3 = a[i + 2] * b[i + 1] + a[i + 3] * b[i + 3];
-    b[i] = r0;
-    b[i + 1] = r1;
-    b[i + 2] = r2;
-    b[i + 3] = r3;
-  }
-}
+using fabcoll::testing::matmul2x2;  // inout = in · inout (MPI order: `in` is the lower ranks')
 
 std::vector<std::uint32_t> matrices(int rank, std::size_t count) {
   std::vector<std::uint32_t> m(count);
@@ -77,7 +65,7 @@ std::vector<std::uint32_t> product(int p, std::size_t count) {
   std::vector<std::uint32_t> acc = matrices(p - 1, count);
   for (int r = p - 2; r >= 0; --r) {
     const std::vector<std::uint32_t> m = matrices(r, count);
-    matmul(m.data(), acc.data(), count, FC_INT32);
+    matmul2x2(m.data(), acc.data(), count, FC_INT32);
   }
   return acc;
 }
@@ -196,7 +184,7 @@ int main() {
   fc_comm_rank(world, &g_rank);
   fc_comm_size(world, &g_size);
   fc_op_t matop = FC_OP_NULL;
-  ok(fc_op_create(matmul, /*commutative=*/0, &matop), "fc_op_create");
+  ok(fc_op_create(matmul2x2, /*commutative=*/0, &matop), "fc_op_create");
   struct Case {
     Coll coll;
     const char* alg;

@@ -117,8 +117,7 @@ Endpoint::Endpoint(Store& store, int world_rank, std::vector<int> local_ranks,
   incoming_.resize(n);
   sends_.resize(n);
   tail_cache_.assign(n, 0);
-  const char* thr = std::getenv("FABCOLL_SHM_CMA_THRESHOLD");
-  cma_threshold_ = thr != nullptr ? std::strtoull(thr, nullptr, 10) : 32768;
+  cma_threshold_ = cma_threshold_from_environment();
   const char* fold = std::getenv("FABCOLL_SHM_FOLD");
   fold_ = fold == nullptr || std::strcmp(fold, "0") != 0;
   const char* chunk = std::getenv("FABCOLL_SHM_FOLD_CHUNK");
@@ -183,8 +182,7 @@ Endpoint::Endpoint(Store& store, int world_rank, std::vector<int> local_ranks,
     raise(Errc::transport, "shm: segment " + name_ + " is not a fabcoll segment");
 
   // Probe CMA by reading a known word from the next local rank (or ourselves when alone).
-  bool cma = std::getenv("FABCOLL_SHM_CMA") == nullptr ||
-             std::strcmp(std::getenv("FABCOLL_SHM_CMA"), "0") != 0;
+  bool cma = cma_requested_by_environment();
   if (cma) {
     const int peer = (li_ + 1) % static_cast<int>(n);
     (void)store.get(node_key + "/attached/" + std::to_string(peer), timeout_s);
@@ -207,6 +205,16 @@ Endpoint::Endpoint(Store& store, int world_rank, std::vector<int> local_ranks,
 Endpoint::~Endpoint() {
   if (base_ != nullptr) ::munmap(base_, bytes_);
   if (li_ == 0 && !unlinked_ && !name_.empty()) ::shm_unlink(name_.c_str());
+}
+
+bool cma_requested_by_environment() {
+  const char* cma = std::getenv("FABCOLL_SHM_CMA");
+  return cma == nullptr || std::strcmp(cma, "0") != 0;
+}
+
+std::uint64_t cma_threshold_from_environment() {
+  const char* thr = std::getenv("FABCOLL_SHM_CMA_THRESHOLD");
+  return thr != nullptr ? std::strtoull(thr, nullptr, 10) : 32768;
 }
 
 bool Endpoint::cma_enabled() const {

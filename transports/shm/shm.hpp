@@ -35,6 +35,17 @@ struct Stats {
   std::uint64_t bytes_folded = 0;  // received bytes combined on arrival (recv_combine)
 };
 
+/// FABCOLL_SHM_CMA (0 turns single copy off) and FABCOLL_SHM_CMA_THRESHOLD (bytes from which a
+/// message goes single-copy, default 32768), as every endpoint reads them.
+bool cma_requested_by_environment();
+std::uint64_t cma_threshold_from_environment();
+/// CostModel::pull_bytes for a node link as a context with CMA sets it, from the environment
+/// alone (for tools that predict without an endpoint): the threshold, or 0 with CMA off.
+inline double pull_bytes_from_environment() {
+  return cma_requested_by_environment() ? static_cast<double>(cma_threshold_from_environment())
+                                        : 0.0;
+}
+
 class Endpoint final : public Transport {
  public:
   /// local_ranks: the world ranks on this node (sorted, includes world_rank). node_key: a

@@ -134,6 +134,13 @@ bool is_peer_gone(int err) {
   }
 }
 
+/// The error class of a failed send post (rc < 0). Besides the errors of is_peer_gone, the
+/// sockets provider refuses a send to a killed peer at post time with FI_ENOENT (no connection
+/// to it can be made: seen in the dead-peer test, rank 2's small send to the dead rank 1).
+Errc send_error(int rc) {
+  return is_peer_gone(-rc) || rc == -FI_ENOENT ? Errc::peer_failure : Errc::transport;
+}
+
 std::string truncation_message(std::uint64_t got, int src, std::size_t cap) {
   return "message of " + std::to_string(got) + " bytes from rank " + std::to_string(src) +
          " into a receive of " + std::to_string(cap) + " bytes";
@@ -681,8 +688,8 @@ bool Endpoint::Impl::post_inline(PostedOp* op) {
       fi_tinject(ep, buf.data(), prefix + op->size, static_cast<fi_addr_t>(op->peer), op->tag));
   if (is_busy(rc)) return false;
   if (rc != 0) {
-    const Errc e = is_peer_gone(-rc) ? Errc::peer_failure : Errc::transport;
-    op->fail(e, "ofi: send to world rank " + std::to_string(op->peer) + " failed: " + fi_text(rc));
+    op->fail(send_error(rc),
+             "ofi: send to world rank " + std::to_string(op->peer) + " failed: " + fi_text(rc));
     return true;
   }
   ++stats.eager_messages;
@@ -772,8 +779,7 @@ int Endpoint::Impl::try_tx(TxItem& item) {
   }
   if (is_busy(rc)) return -FI_EAGAIN;
   if (rc != 0) {
-    const Errc e = is_peer_gone(-rc) ? Errc::peer_failure : Errc::transport;
-    fail_req(r, e,
+    fail_req(r, send_error(rc),
              "ofi: send to world rank " + std::to_string(r->peer) + " failed: " + fi_text(rc));
   }
   return 0;

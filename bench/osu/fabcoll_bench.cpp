@@ -1139,9 +1139,9 @@ int bench_main(int argc, char** argv) {
       "rank times its own calls; Avg Latency is the mean over ranks of each rank's mean time per\n"
       "call, Min/Max (-f) the least and greatest of those per-rank means. Warm-up iterations (-x)\n"
       "are run first and not timed; before the first size, each library (fabcoll, and MPI with\n"
-      "--compare-mpi) runs that size untimed (its loop, at least 20000 calls up to 8 KiB): the\n"
-      "first milliseconds of a process are slow. Sizes are bytes per rank (the\n"
-      "block of gather-like\n"
+      "--compare-mpi) runs that size untimed (up to 8 KiB: 20000 calls, or fewer once 50 ms\n"
+      "have passed): the first milliseconds of a process are slow. Sizes are bytes per rank\n"
+      "(the block of gather-like\n"
       "collectives; the whole vector of reduce_scatter, each rank getting size/p); sizes smaller\n"
       "than one element (or one block) are skipped. Nonblocking forms (i<collective>) report, as\n"
       "osu_iallreduce: Pure Comm. = start + wait; Overall = start + a dummy computation as long\n"
@@ -1412,15 +1412,34 @@ int bench_main(int argc, char** argv) {
     }
     std::string mismatches;
     if (done == 1) {
-      // The process warm-up: the first size runs untimed in each library first (at least
-      // 20000 calls up to 8 KiB), so that neither library's first timed loop falls in the
-      // process's first milliseconds. Measured: 1000 8-byte barriers right after start-up took
-      // 0.85 us each, the same loop 2 ms later 0.20 us; whichever library ran first paid it.
+      // The process warm-up: the first size runs untimed in each library first (up to 8 KiB:
+      // for at least 50 ms and at most 20000 calls), so that neither library's first timed
+      // loop falls in the process's first milliseconds. Measured: 1000 8-byte barriers right
+      // after start-up took 0.85 us each, the same loop 2 ms later 0.20 us; whichever library
+      // ran first paid it. Bounded by time, not by calls alone: on a loaded machine a call can
+      // take milliseconds, and 20000 of them outran the smoke tests' 60 s limit. The ranks
+      // agree (slowest clock) after every batch, so they make the same calls.
       std::string ignored;
-      const long warm = large ? iters + skip : std::max<long>(iters + skip, 20000);
-      (void)measure(lib, call, warm, 0, o, compute.get(), ignored);
+      auto warm_up = [&](Library& l) {
+        if (large) {
+          (void)measure(l, call, iters + skip, 0, o, compute.get(), ignored);
+          return;
+        }
+        const long batch = std::max<long>(iters + skip, 1000);
+        const auto t0 = Clock::now();
+        for (long calls = 0; calls < 20000; calls += batch) {
+          (void)measure(l, call, batch, 0, o, compute.get(), ignored);
+          const double mine_s = seconds_since(t0);
+          double slowest = 0;
+          if (const int rc = fc_allreduce(&mine_s, &slowest, 1, FC_DOUBLE, FC_MAX, world);
+              rc != FC_SUCCESS)
+            fail(lib, call, "agreeing on the warm-up after ", rc);
+          if (slowest >= 0.05) break;
+        }
+      };
+      warm_up(lib);
 #ifdef FABCOLL_BENCH_MPI
-      if (compare_mpi) (void)measure(mpi_lib, call, warm, 0, o, compute.get(), ignored);
+      if (compare_mpi) warm_up(mpi_lib);
 #endif
     }
     const RankTimes mine = measure(lib, call, iters, skip, o, compute.get(), mismatches);

@@ -45,6 +45,7 @@ double cost(const CostQuery& q) {
     return q.m.alpha + per_byte + (q.p - 2) * q.m.send_overhead();
   return q.m.alpha + per_byte + (q.p - 2) * (q.m.send_overhead() + per_byte);
 }
+double message_bytes(const CostQuery& q) { return q.n; }  // every send is the whole buffer
 }  // namespace
 
 const Algorithm kBcastNaive{
@@ -59,6 +60,7 @@ const Algorithm kBcastNaive{
     .optimal_k = nullptr,
     .run = run,
     .test = "bcast_reduce_test.BcastNaiveMatchesSection13_1",
+    .message_bytes = message_bytes,
 };
 
 }  // namespace fabcoll::algorithms

@@ -97,6 +97,10 @@ struct Algorithm {
   /// All-reduce: reads its input from sendbuf itself (see CollArgs), so the engine does not
   /// copy sendbuf into recvbuf before the call (a pass over n bytes saved).
   bool separate_input = false;
+  /// The size of the messages on its critical path, where tuning::mean_message_bytes (bytes
+  /// over latencies of the formula) would miscount them (nullptr: that estimate). The naive
+  /// broadcast's o terms are sends of n bytes that the estimate does not count as latencies.
+  double (*message_bytes)(const CostQuery& q) = nullptr;
 };
 
 /// Every registered algorithm.

@@ -42,8 +42,41 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const CostModel& m)
   return alg.cost(q);
 }
 
+double mean_message_bytes(const Algorithm& alg, double n, int p, const CostModel& m) {
+  CostQuery q = query(n, p, m);
+  q.k = selector_k(alg, n, p, m);
+  if (alg.message_bytes != nullptr) return alg.message_bytes(q);
+  const double t = alg.cost(q);
+  // Relative steps: the terms are linear in α and β wherever the formula does not switch
+  // strategy, and a step of 1e-4 of a term is far above rounding (t is at most ~1e4 of a term).
+  const double da = std::max(m.alpha, 1e-9) * 1e-4;
+  const double db = std::max(m.beta, 1e-15) * 1e-4;
+  q.m.alpha = m.alpha + da;
+  const double latencies = (alg.cost(q) - t) / da;
+  q.m.alpha = m.alpha;
+  q.m.beta = m.beta + db;
+  const double bytes = (alg.cost(q) - t) / db;
+  if (!(latencies > 0.5) || !(bytes >= 0)) return n;  // no message latency: take the whole size
+  return bytes / latencies;
+}
+
 PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
                        const CostModel& above, double break_bytes) {
+  if (alg.optimal_k == nullptr && break_bytes > 0) {
+    // Whole messages: the segment that holds the algorithm's own messages. A model that holds
+    // its mean message (bytes / latencies on the critical path, under that model) fits; when
+    // both do (the formula changes strategy with the model) the cheaper one, when neither the
+    // model of n's segment.
+    const bool fits_below = mean_message_bytes(alg, n, p, below) < break_bytes;
+    const bool fits_above = mean_message_bytes(alg, n, p, above) >= break_bytes;
+    if (fits_below && fits_above) {
+      CostQuery qb = query(n, p, below), qa = query(n, p, above);
+      qb.k = qa.k = 1;
+      return alg.cost(qa) < alg.cost(qb) ? PacketChoice{1, above} : PacketChoice{1, below};
+    }
+    if (fits_below != fits_above) return {1, fits_below ? below : above};
+    return {1, n >= break_bytes ? above : below};
+  }
   const bool split = break_bytes > 0 && n >= break_bytes;
   if (alg.optimal_k == nullptr || !split) {
     const CostModel& m = split ? above : below;

@@ -37,6 +37,12 @@ double selector_k(const Algorithm& alg, double n, int p, const CostModel& m);
 double algorithm_cost(const Algorithm& alg, double n, int p, const CostModel& m);
 
 /// A packet count and the model its packets are costed with.
+/// The mean size of alg's messages on its critical path at n bytes on p ranks under m: the
+/// bytes its cost formula charges β for over the latencies it charges α for (∂T/∂β / ∂T/∂α);
+/// n when the formula has no latency term; Algorithm::message_bytes where the algorithm gives
+/// it. Rabenseifner's all-reduce at p = 2: n/2; the ring's: n/p; recursive doubling and the
+/// binomial broadcast: n; the hypercube all-to-all: np/2.
+double mean_message_bytes(const Algorithm& alg, double n, int p, const CostModel& m);
 struct PacketChoice {
   double k = 1;
   CostModel m;
@@ -47,8 +53,11 @@ struct PacketChoice {
 /// holds s, not of the one that holds n: at n >= break_bytes the candidates are the selector's
 /// k under each model, kept where its packets ⌈n/k⌉ fall in that model's segment, and the two
 /// counts at the break (the largest with packets at or above it, the smallest with packets
-/// below it); the cheapest wins (fewest packets on a tie). Without a break, below n, or for an
-/// algorithm that is not pipelined: the selector's k under the model of n's segment.
+/// below it); the cheapest wins (fewest packets on a tie). Without a break, or below it for a
+/// pipelined algorithm: the selector's k under the model of n's segment. An algorithm that is
+/// not pipelined sends whole messages that may be much smaller than n (Rabenseifner's at p = 2
+/// sends two of n/2, the ring 2(p-1) of n/p): its model is the segment that holds its mean
+/// message, mean_message_bytes under that model (both hold it: the cheaper; neither: n's).
 PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
                        const CostModel& above, double break_bytes);
 /// A link with a protocol break: messages (and packets) of fewer than break_bytes cost

@@ -17,7 +17,6 @@
 #include <deque>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "engine/errors.hpp"
 #include "engine/progress.hpp"
@@ -302,12 +301,22 @@ struct Endpoint::Impl {
     std::size_t in_use = 0;  // live Reqs using its registration
   };
 
-  /// One operation's transport state. Owned by Impl (all_); op is nullptr once cancelled.
+  /// One operation's transport state. Pooled: Impl::new_req hands one out (reset), free_req
+  /// puts it back on the free list; every Req lives in req_store until close_all. op is
+  /// nullptr once cancelled; while attached, op->next points back here (req_of).
   struct Req {
     Ctx main;
     std::array<Ctx, kReadsInFlight> reads;
     std::array<std::size_t, kReadsInFlight> read_len{};
     std::array<bool, kReadsInFlight> read_busy{};
+    // Pool bookkeeping, kept across reuse.
+    Req* live_prev = nullptr;  // the list of live Reqs (live_head)
+    Req* live_next = nullptr;  // the list of live Reqs, or the free list (req_free)
+    bool live = false;
+    std::uint64_t gen = 0;         // counts the times this Req was handed out
+    std::byte* own_hdr = nullptr;  // this Req's receive header slot (take_hdr), kept for reuse
+    void* own_hdr_desc = nullptr;
+    // Per operation (reset()).
     PostedOp* op = nullptr;
     bool is_send = false;
     bool rendezvous = false;
@@ -321,9 +330,8 @@ struct Endpoint::Impl {
     fid_mr* mr = nullptr;      // a per-call registration of the user buffer, or
     Region* region = nullptr;  // the registered region the user buffer lies in
     void* desc = nullptr;
-    std::byte* hdr = nullptr;  // this receive's header slot (rendezvous on), from hdr_slabs
+    std::byte* hdr = nullptr;  // a receive's header slot (rendezvous on): own_hdr, else null
     void* hdr_desc = nullptr;
-    std::uint32_t hdr_slot = 0;
     // Rendezvous.
     std::uint64_t cookie = 0;
     RtsHeader rts{};
@@ -332,6 +340,34 @@ struct Endpoint::Impl {
     bool read_failed = false;
     bool abandoned = false;  // cancelled and not given back in time: never touch its buffer
     std::string fail_message;
+
+    /// The per-operation fields back to their defaults (main, reads, read_len and the pool
+    /// fields are set where they are used).
+    void reset() {
+      read_busy.fill(false);
+      op = nullptr;
+      is_send = false;
+      rendezvous = false;
+      tx_queued = false;
+      phase = Phase::queued;
+      peer = -1;
+      tag = 0;
+      sbuf = nullptr;
+      rbuf = nullptr;
+      size = 0;
+      mr = nullptr;
+      region = nullptr;
+      desc = nullptr;
+      hdr = nullptr;
+      hdr_desc = nullptr;
+      cookie = 0;
+      rts = RtsHeader{};
+      read_next = 0;
+      reads_in_flight = 0;
+      read_failed = false;
+      abandoned = false;
+      fail_message.clear();
+    }
   };
 
   enum class TxKind : std::uint8_t { send, rts, fin, read };
@@ -377,7 +413,7 @@ struct Endpoint::Impl {
     void* desc = nullptr;
   };
   std::vector<HdrSlab> hdr_slabs;
-  std::vector<std::uint32_t> hdr_free;
+  std::size_t hdr_used = 0;  // slots handed out (each to one pooled Req, for good)
   // The constant header eager messages start with (registered once; the provider only reads).
   alignas(8) std::array<std::byte, sizeof(RtsHeader)> eager_prefix{};
   fid_mr* prefix_mr = nullptr;
@@ -388,6 +424,10 @@ struct Endpoint::Impl {
   std::size_t region_bytes = 0;
   std::size_t longest_region = 0;
   std::uint64_t next_region = 1;
+  // The region find_region found last: a ping-pong or a collective posts into the same
+  // registered buffer over and over, and the multimap walk cost as much as the rest of
+  // post_recv. Any region holding the buffer will do (regions may overlap).
+  mutable Region* last_region = nullptr;
 
   std::vector<std::byte> sink;
   fid_mr* sink_mr = nullptr;
@@ -399,8 +439,12 @@ struct Endpoint::Impl {
   std::vector<std::uint32_t> ctrl_repost;
   bool ctrl_posted = false;
 
-  std::unordered_set<Req*> all;                   // every live Req
-  std::unordered_map<PostedOp*, Req*> by_op;      // attached Reqs
+  // The Req pool: no allocation and no hash-map update per message on the eager path (each
+  // cost about as much as the provider's own work per message over shm).
+  std::vector<std::unique_ptr<Req>> req_store;  // every Req made, live or free
+  Req* req_free = nullptr;                      // free list (through live_next)
+  Req* live_head = nullptr;                     // live Reqs (through live_prev, live_next)
+  std::size_t live_count = 0;
   std::unordered_map<std::uint64_t, Req*> sends;  // rendezvous sends waiting for FIN
   std::deque<TxItem> tx_queue;
   std::deque<Req*> rx_queue;
@@ -417,11 +461,13 @@ struct Endpoint::Impl {
 
   int reg(const void* buf, std::size_t len, std::uint64_t access, fid_mr** mr, void** desc);
   void unreg(fid_mr*& mr);
+  Req* new_req(PostedOp* op);
+  static Req* req_of(const PostedOp* op);
   int take_hdr(Req* r);
   Region* find_region(const void* buf, std::size_t len) const;
   int attach_user_buffer(Req* r, const void* buf, std::size_t len, std::uint64_t access);
   void free_req(Req* r);
-  void fail_req(Req* r, Errc e, const std::string& msg);
+  void fail_req(Req* r, Errc e, std::string msg);
   void complete_req(Req* r);
   bool post_inline(PostedOp* op);
 
@@ -598,24 +644,55 @@ void Endpoint::Impl::unreg(fid_mr*& mr) {
 
 // ---- requests -----------------------------------------------------------------------------------
 
-/// Gives r a header slot, registering a new slab when none is free.
-int Endpoint::Impl::take_hdr(Req* r) {
-  if (hdr_free.empty()) {
-    HdrSlab slab;
-    slab.mem = std::make_unique<std::byte[]>(kHdrSlabSlots * sizeof(RtsHeader));
-    const int rc =
-        reg(slab.mem.get(), kHdrSlabSlots * sizeof(RtsHeader), FI_RECV, &slab.mr, &slab.desc);
-    if (rc != 0) return rc;
-    const auto base = static_cast<std::uint32_t>(hdr_slabs.size() * kHdrSlabSlots);
-    hdr_slabs.push_back(std::move(slab));
-    for (std::uint32_t i = kHdrSlabSlots; i > 0; --i) hdr_free.push_back(base + i - 1);
+/// A Req from the pool (or a new one), reset, live, attached to op (op->next points to it).
+Endpoint::Impl::Req* Endpoint::Impl::new_req(PostedOp* op) {
+  Req* r = req_free;
+  if (r != nullptr) {
+    req_free = r->live_next;
+  } else {
+    req_store.push_back(std::make_unique<Req>());
+    r = req_store.back().get();
+    r->main.req = r;
   }
-  const std::uint32_t slot = hdr_free.back();
-  hdr_free.pop_back();
-  const HdrSlab& slab = hdr_slabs[slot / kHdrSlabSlots];
-  r->hdr = slab.mem.get() + (slot % kHdrSlabSlots) * sizeof(RtsHeader);
-  r->hdr_desc = slab.desc;
-  r->hdr_slot = slot;
+  r->reset();
+  r->live = true;
+  ++r->gen;
+  r->live_prev = nullptr;
+  r->live_next = live_head;
+  if (live_head != nullptr) live_head->live_prev = r;
+  live_head = r;
+  ++live_count;
+  r->op = op;
+  // PostedOp::next is the transport's: it holds the op's Req while attached (req_of).
+  op->next = reinterpret_cast<PostedOp*>(r);
+  return r;
+}
+
+/// The live Req attached to op, or nullptr (completed, failed at post, or cancelled).
+Endpoint::Impl::Req* Endpoint::Impl::req_of(const PostedOp* op) {
+  auto* r = reinterpret_cast<Req*>(op->next);
+  return r != nullptr && r->live && r->op == op ? r : nullptr;
+}
+
+/// Gives the receive r its header slot: the Req's own, taken (registering a new slab when all
+/// are handed out) the first time this pooled Req receives, then kept with it.
+int Endpoint::Impl::take_hdr(Req* r) {
+  if (r->own_hdr == nullptr) {
+    if (hdr_used == hdr_slabs.size() * kHdrSlabSlots) {
+      HdrSlab slab;
+      slab.mem = std::make_unique<std::byte[]>(kHdrSlabSlots * sizeof(RtsHeader));
+      const int rc =
+          reg(slab.mem.get(), kHdrSlabSlots * sizeof(RtsHeader), FI_RECV, &slab.mr, &slab.desc);
+      if (rc != 0) return rc;
+      hdr_slabs.push_back(std::move(slab));
+    }
+    const std::size_t slot = hdr_used++;
+    const HdrSlab& slab = hdr_slabs[slot / kHdrSlabSlots];
+    r->own_hdr = slab.mem.get() + (slot % kHdrSlabSlots) * sizeof(RtsHeader);
+    r->own_hdr_desc = slab.desc;
+  }
+  r->hdr = r->own_hdr;
+  r->hdr_desc = r->own_hdr_desc;
   return 0;
 }
 
@@ -623,12 +700,18 @@ int Endpoint::Impl::take_hdr(Req* r) {
 Endpoint::Impl::Region* Endpoint::Impl::find_region(const void* buf, std::size_t len) const {
   if (regions_by_base.empty()) return nullptr;
   const auto a = reinterpret_cast<std::uintptr_t>(buf);
+  auto holds = [a, len](const Region* g) {  // a below base wraps around to a huge offset
+    return a - g->base <= g->len && len <= g->len - (a - g->base);
+  };
+  if (last_region != nullptr && holds(last_region)) return last_region;
   auto it = regions_by_base.upper_bound(a);
   while (it != regions_by_base.begin()) {
     --it;
     if (a - it->first > longest_region) break;  // no region starting here or lower reaches
-    if (a - it->first <= it->second->len && len <= it->second->len - (a - it->first))
+    if (holds(it->second)) {
+      last_region = it->second;
       return it->second;
+    }
   }
   return nullptr;
 }
@@ -648,20 +731,31 @@ int Endpoint::Impl::attach_user_buffer(Req* r, const void* buf, std::size_t len,
   return reg(buf, len, access, &r->mr, &r->desc);
 }
 
+/// Releases r's registration and puts it back in the pool (its op is not completed here).
 void Endpoint::Impl::free_req(Req* r) {
   unreg(r->mr);
   if (r->region != nullptr) --r->region->in_use;
-  if (r->hdr != nullptr) hdr_free.push_back(r->hdr_slot);
-  if (r->op != nullptr) by_op.erase(r->op);
+  if (r->op != nullptr) r->op->next = nullptr;
   if (r->rendezvous && r->is_send) sends.erase(r->cookie);
-  all.erase(r);
-  delete r;
+  if (r->live_prev != nullptr) {
+    r->live_prev->live_next = r->live_next;
+  } else {
+    live_head = r->live_next;
+  }
+  if (r->live_next != nullptr) r->live_next->live_prev = r->live_prev;
+  --live_count;
+  r->live = false;
+  r->op = nullptr;
+  r->live_prev = nullptr;
+  r->live_next = req_free;
+  req_free = r;
 }
 
-void Endpoint::Impl::fail_req(Req* r, Errc e, const std::string& msg) {
+// msg by value: callers pass r->fail_message, which the pool may reuse once r is free.
+void Endpoint::Impl::fail_req(Req* r, Errc e, std::string msg) {
   PostedOp* op = r->op;
   free_req(r);
-  if (op != nullptr) op->fail(e, msg);
+  if (op != nullptr) op->fail(e, std::move(msg));
 }
 
 void Endpoint::Impl::complete_req(Req* r) {
@@ -875,7 +969,7 @@ void Endpoint::Impl::finish_read(Req* r) {
 
 bool Endpoint::Impl::poll_cq() {
   bool any = false;
-  std::array<fi_cq_tagged_entry, kCqBatch> entries{};
+  std::array<fi_cq_tagged_entry, kCqBatch> entries;  // filled by fi_cq_read
   for (int round = 0; round < 8; ++round) {
     const ssize_t n = fi_cq_read(cq, entries.data(), entries.size());
     if (n > 0) {
@@ -1043,7 +1137,7 @@ bool Endpoint::Impl::drain_queues() {
     tx_queue.pop_front();
     // A read item whose reads all completed meanwhile finishes here (its completions saw
     // tx_queued and left the finish to us).
-    if (r != nullptr && all.count(r) != 0 && r->phase == Phase::reading && !r->tx_queued &&
+    if (r != nullptr && r->live && r->phase == Phase::reading && !r->tx_queued &&
         r->reads_in_flight == 0 && (r->read_next >= r->rts.size || r->read_failed)) {
       finish_read(r);
     }
@@ -1063,11 +1157,13 @@ bool Endpoint::Impl::drain_queues() {
 void Endpoint::Impl::drain_until_gone(Req* r) {
   const double limit = std::isfinite(opts.timeout_s) ? std::min(opts.timeout_s, 10.0) : 10.0;
   const auto deadline = Clock::now() + std::chrono::duration<double>(limit);
-  while (all.count(r) != 0 && Clock::now() < deadline) {
+  const std::uint64_t gen = r->gen;
+  auto alive = [r, gen] { return r->live && r->gen == gen; };
+  while (alive() && Clock::now() < deadline) {
     poll_cq();
     drain_queues();
   }
-  if (all.count(r) != 0) r->abandoned = true;
+  if (alive()) r->abandoned = true;
 }
 
 void Endpoint::Impl::shutdown_handshake() {
@@ -1094,21 +1190,24 @@ void Endpoint::Impl::shutdown_handshake() {
 void Endpoint::Impl::close_all() {
   if (ep != nullptr) fi_close(&ep->fid);
   ep = nullptr;
-  for (Req* r : std::vector<Req*>(all.begin(), all.end())) {
-    r->op = nullptr;
+  while (live_head != nullptr) {
+    Req* r = live_head;
+    r->op = nullptr;  // the op may be gone: never touch it
     free_req(r);
   }
-  by_op.clear();
+  req_free = nullptr;
+  req_store.clear();
   sends.clear();
   unreg(ctrl_mr);
   unreg(sink_mr);
   unreg(prefix_mr);
   for (HdrSlab& slab : hdr_slabs) unreg(slab.mr);
   for (auto& [handle, g] : regions) unreg(g->mr);
+  last_region = nullptr;
   regions.clear();
   regions_by_base.clear();
   hdr_slabs.clear();
-  hdr_free.clear();
+  hdr_used = 0;
   if (av != nullptr) fi_close(&av->fid);
   if (cq != nullptr) fi_close(&cq->fid);
   if (domain != nullptr) fi_close(&domain->fid);
@@ -1151,23 +1250,19 @@ void Endpoint::post_send(PostedOp* op) {
     return;
   }
   if (m.post_inline(op)) return;
-  auto* r = new Impl::Req;
-  r->main.req = r;
-  r->op = op;
+  const bool rendezvous = m.rma && op->size >= m.eager_limit;
+  if (!rendezvous && op->size > m.max_msg - (m.rma ? sizeof(RtsHeader) : 0)) {
+    op->fail(Errc::unsupported,
+             "ofi: message of " + std::to_string(op->size) + " bytes exceeds the provider's limit");
+    return;
+  }
+  Impl::Req* r = m.new_req(op);
   r->is_send = true;
   r->peer = op->peer;
   r->tag = op->tag;
   r->sbuf = op->send_data;
   r->size = op->size;
-  r->rendezvous = m.rma && op->size >= m.eager_limit;
-  if (!r->rendezvous && op->size > m.max_msg - (m.rma ? sizeof(RtsHeader) : 0)) {
-    delete r;
-    op->fail(Errc::unsupported,
-             "ofi: message of " + std::to_string(op->size) + " bytes exceeds the provider's limit");
-    return;
-  }
-  m.all.insert(r);
-  m.by_op.emplace(op, r);
+  r->rendezvous = rendezvous;
   const int rc =
       m.attach_user_buffer(r, r->sbuf, r->size, r->rendezvous ? FI_REMOTE_READ : FI_SEND);
   if (rc != 0) {
@@ -1203,17 +1298,13 @@ void Endpoint::post_recv(PostedOp* op) {
     op->fail(Errc::invalid_argument, "ofi: tag bit 63 is reserved for the rendezvous");
     return;
   }
-  auto* r = new Impl::Req;
-  r->main.req = r;
-  r->op = op;
+  Impl::Req* r = m.new_req(op);
   r->peer = op->peer;
   r->tag = op->tag;
   r->rbuf = op->recv_data;
   r->size = op->size;
-  m.all.insert(r);
-  m.by_op.emplace(op, r);
   // The user buffer is both a receive target and the local side of rendezvous reads. The
-  // header slot comes from the registered slabs.
+  // header slot is the pooled Req's own (from the registered slabs).
   int rc = m.attach_user_buffer(r, r->rbuf, r->size, FI_RECV | FI_READ);
   if (rc == 0 && m.rma) rc = m.take_hdr(r);
   if (rc != 0) {
@@ -1225,10 +1316,9 @@ void Endpoint::post_recv(PostedOp* op) {
 
 void Endpoint::cancel(PostedOp* op) {
   Impl& m = *impl_;
-  const auto it = m.by_op.find(op);
-  if (it == m.by_op.end()) return;
-  Impl::Req* r = it->second;
-  m.by_op.erase(it);
+  Impl::Req* r = Impl::req_of(op);
+  if (r == nullptr) return;
+  op->next = nullptr;
   r->op = nullptr;  // from here on nothing touches op
   if (r->phase == Impl::Phase::queued) {
     if (r->is_send) {
@@ -1253,15 +1343,17 @@ void Endpoint::cancel(PostedOp* op) {
 }
 
 bool Endpoint::progress() {
-  const bool a = impl_->poll_cq();
-  const bool b = impl_->drain_queues();
+  Impl& m = *impl_;
+  const bool a = m.poll_cq();
+  if (m.ctrl_repost.empty() && m.tx_queue.empty() && m.rx_queue.empty()) return a;
+  const bool b = m.drain_queues();
   return a || b;
 }
 
 std::vector<int> Endpoint::pending_peers() const {
   std::vector<int> peers;
-  for (const auto& [op, r] : impl_->by_op)
-    if (!r->is_send) peers.push_back(r->peer);
+  for (const Impl::Req* r = impl_->live_head; r != nullptr; r = r->live_next)
+    if (r->op != nullptr && !r->is_send) peers.push_back(r->peer);
   std::sort(peers.begin(), peers.end());
   peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   return peers;
@@ -1314,6 +1406,7 @@ void Endpoint::deregister_region(std::uint64_t handle) {
   }
   m.region_bytes -= g->len;
   m.unreg(g->mr);
+  if (m.last_region == g) m.last_region = nullptr;
   m.regions.erase(it);
   m.longest_region = 0;
   for (const auto& [h, r] : m.regions) m.longest_region = std::max(m.longest_region, r->len);
@@ -1333,7 +1426,7 @@ std::string Endpoint::debug_state() const {
   std::size_t sends = 0;
   std::size_t reads = 0;
   std::size_t queued_flag = 0;
-  for (const Impl::Req* r : m.all) {
+  for (const Impl::Req* r = m.live_head; r != nullptr; r = r->live_next) {
     ++by_phase[static_cast<int>(r->phase)];
     sends += r->is_send ? 1 : 0;
     reads += r->reads_in_flight;
@@ -1341,7 +1434,7 @@ std::string Endpoint::debug_state() const {
   }
   std::size_t fins = 0;
   for (const Impl::TxItem& i : m.tx_queue) fins += i.kind == Impl::TxKind::fin ? 1 : 0;
-  return "rank " + std::to_string(m.rank) + ": " + std::to_string(m.all.size()) + " requests (" +
+  return "rank " + std::to_string(m.rank) + ": " + std::to_string(m.live_count) + " requests (" +
          std::to_string(sends) + " sends; queued " + std::to_string(by_phase[0]) + ", posted " +
          std::to_string(by_phase[1]) + ", waiting for FIN " + std::to_string(by_phase[2]) +
          ", reading " + std::to_string(by_phase[3]) + "), reads in flight " +

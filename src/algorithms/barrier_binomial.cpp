@@ -16,7 +16,7 @@ namespace fabcoll::algorithms {
 Task<> barrier_binomial(Channel& ch) {
   const BinomialTree tree{ch.size(), 0};
   const int me = ch.rank();
-  const std::vector<int> children = tree.children(me);
+  const auto children = tree.children(me);
   const int parent = tree.parent(me);
   TransferSet arrivals;  // step 0: "my subtree has arrived"
   for (const int child : children) arrivals.add(ch.recv(child, MutableBytes{}, 0));

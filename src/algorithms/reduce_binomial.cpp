@@ -22,7 +22,7 @@ Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const Reduc
   const bool in_order = op.commutative() || root == 0;
   const int tree_root = in_order ? root : 0;
   const BinomialTree tree{ch.size(), tree_root};
-  const std::vector<int> children = tree.children(me);  // highest dimension first
+  const auto children = tree.children(me);  // highest dimension first
   const int parent = tree.parent(me);
   const std::size_t n = in.size();
 

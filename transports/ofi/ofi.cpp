@@ -472,7 +472,6 @@ struct Endpoint::Impl {
   bool post_inline(PostedOp* op);
 
   void submit_tx(const TxItem& item);
-  void submit_rx(Req* r);
   int try_tx(TxItem& item);
   int try_rx(Req* r);
   void post_ctrl(std::uint32_t slot);
@@ -720,7 +719,11 @@ Endpoint::Impl::Region* Endpoint::Impl::find_region(const void* buf, std::size_t
 int Endpoint::Impl::attach_user_buffer(Req* r, const void* buf, std::size_t len,
                                        std::uint64_t access) {
   if (len == 0) return 0;
-  if (Region* g = find_region(buf, len)) {
+  Region* g = last_region;
+  const auto a = reinterpret_cast<std::uintptr_t>(buf);
+  if (g == nullptr || a - g->base > g->len || len > g->len - (a - g->base))
+    g = find_region(buf, len);  // not in the region found last (the check of find_region)
+  if (g != nullptr) {
     r->region = g;
     r->desc = g->desc;
     ++g->in_use;
@@ -776,7 +779,7 @@ bool Endpoint::Impl::post_inline(PostedOp* op) {
   if (!tx_queue.empty() || op->size + prefix > inline_limit) return false;
   if (rma && op->size >= eager_limit) return false;
   alignas(8) std::array<std::byte, kInlineMax> buf;
-  if (prefix > 0) std::memcpy(buf.data(), eager_prefix.data(), prefix);
+  if (rma) std::memcpy(buf.data(), eager_prefix.data(), sizeof(RtsHeader));  // inlined: constant
   if (op->size > 0) std::memcpy(buf.data() + prefix, op->send_data, op->size);
   const int rc = static_cast<int>(
       fi_tinject(ep, buf.data(), prefix + op->size, static_cast<fi_addr_t>(op->peer), op->tag));
@@ -803,12 +806,6 @@ void Endpoint::Impl::submit_tx(const TxItem& item) {
   ++stats.eagain_retries;
   if (item.req != nullptr) item.req->tx_queued = true;
   tx_queue.push_back(item);
-}
-
-void Endpoint::Impl::submit_rx(Req* r) {
-  if (rx_queue.empty() && !is_busy(try_rx(r))) return;
-  ++stats.eagain_retries;
-  rx_queue.push_back(r);
 }
 
 /// Posts one tx item: 0 when done (or failed and dealt with), -FI_EAGAIN to retry later.
@@ -884,8 +881,8 @@ int Endpoint::Impl::try_rx(Req* r) {
   const auto src = static_cast<fi_addr_t>(r->peer);
   const std::uint64_t ignore = rma && marker == RtsMarker::tag_bit ? kRtsBit : 0;
   // iovs: [header slot, rendezvous on] [user buffer] [shared sink]: see the header slot.
-  std::array<iovec, 3> iov{};
-  std::array<void*, 3> desc{};
+  std::array<iovec, 3> iov;
+  std::array<void*, 3> desc;
   std::size_t n = 0;
   if (r->hdr != nullptr) {
     iov[n] = iovec{r->hdr, sizeof(RtsHeader)};
@@ -1306,12 +1303,21 @@ void Endpoint::post_recv(PostedOp* op) {
   // The user buffer is both a receive target and the local side of rendezvous reads. The
   // header slot is the pooled Req's own (from the registered slabs).
   int rc = m.attach_user_buffer(r, r->rbuf, r->size, FI_RECV | FI_READ);
-  if (rc == 0 && m.rma) rc = m.take_hdr(r);
+  if (rc == 0 && m.rma) {
+    if (r->own_hdr != nullptr) {  // the common case: this pooled Req received before
+      r->hdr = r->own_hdr;
+      r->hdr_desc = r->own_hdr_desc;
+    } else {
+      rc = m.take_hdr(r);
+    }
+  }
   if (rc != 0) {
     m.fail_req(r, Errc::transport, "ofi: fi_mr_reg of a receive buffer failed: " + fi_text(rc));
     return;
   }
-  m.submit_rx(r);
+  if (m.rx_queue.empty() && !is_busy(m.try_rx(r))) return;
+  ++m.stats.eagain_retries;
+  m.rx_queue.push_back(r);
 }
 
 void Endpoint::cancel(PostedOp* op) {

@@ -569,6 +569,68 @@ TEST_P(OfiConformance, RegisteredRegionsNeedNoPerCallRegistration) {
   });
 }
 
+// Transport requests are pooled: rounds of mixed sizes (zero bytes, inline, eager through a
+// request, rendezvous), receives in a registered region and outside it, a cancelled receive
+// each round. Every payload arrives intact through reused requests (their header slots and
+// registrations), no request stays live, and the pool holds at most one round's worth, not
+// one per message. A region deregistered and its buffer used again takes a per-call
+// registration: the endpoint's last-region shortcut must not hand out the closed one.
+TEST_P(OfiConformance, RequestPoolReusesRequestsAcrossMixedSizes) {
+  constexpr std::size_t kRounds = 40;
+  const std::vector<std::size_t> sizes{0, 8, 200, 1000, 3000, 5000, 20000};  // eager limit 4096
+  const std::size_t per_round = 2 * sizes.size() + 1;  // receives, sends, the cancelled one
+  run_world(options(4096), 2, [&](RankCtx& c) {
+    const int peer = 1 - c.rank;
+    std::size_t total = 0;
+    for (const std::size_t n : sizes) total += n + 16;
+    std::vector<std::byte> region(total);  // receives of even rounds land here (registered)
+    std::vector<std::byte> plain(total);   // those of odd rounds here (per-call registration)
+    const std::uint64_t handle = c.ep.register_region(region.data(), region.size());
+    auto round = [&](std::size_t r, std::byte* rbase) {
+      std::vector<std::vector<std::byte>> out;
+      std::vector<Transfer> ts;
+      std::size_t off = 0;
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        ts.push_back(recv(c, peer, 100 + i, rbase + off, sizes[i]));
+        off += sizes[i] + 16;
+      }
+      {
+        std::uint64_t never = 0;
+        Transfer cancelled = recv(c, peer, 99, &never, sizeof never);
+        c.progress.poll();
+      }  // cancelled here
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        out.push_back(make_payload(c.rank, r * 16 + i, sizes[i]));
+        ts.push_back(send(c, peer, 100 + i, out.back().data(), sizes[i]));
+      }
+      ASSERT_TRUE(wait_all(c, ts));
+      for (const Transfer& t : ts) ASSERT_EQ(error_of(t), Errc::success) << t.op()->message;
+      off = 0;
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        EXPECT_EQ(ts[i].received(), sizes[i]);
+        EXPECT_TRUE(check_payload(rbase + off, peer, r * 16 + i, sizes[i]))
+            << "round " << r << ", " << sizes[i] << " bytes";
+        off += sizes[i] + 16;
+      }
+      EXPECT_EQ(c.ep.live_requests(), 0u) << "round " << r << ": " << c.ep.debug_state();
+      EXPECT_TRUE(c.ep.pending_peers().empty());
+    };
+    for (std::size_t r = 0; r < kRounds; ++r) round(r, r % 2 == 0 ? region.data() : plain.data());
+    EXPECT_GT(c.ep.pooled_requests(), 0u);
+    EXPECT_LE(c.ep.pooled_requests(), per_round) << c.ep.debug_state();
+    progress_barrier(c, "pool");  // the peer is done reading from our region
+    c.ep.deregister_region(handle);
+    const ofi::Stats before = c.ep.stats();
+    round(kRounds, region.data());
+    const ofi::Stats after = c.ep.stats();
+    EXPECT_EQ(after.mr_registry_hits, before.mr_registry_hits);
+    // Every receive but the zero-byte one registers its buffer (sends may go inline).
+    EXPECT_GE(after.mr_per_call - before.mr_per_call, sizes.size() - 1);
+    EXPECT_LE(c.ep.pooled_requests(), per_round);
+    progress_barrier(c, "pool-done");
+  });
+}
+
 // The registry is bounded in count and bytes, with a clear error.
 TEST_P(OfiConformance, RegistryBounds) {
   ofi::Options o = options();

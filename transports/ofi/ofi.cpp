@@ -1421,6 +1421,9 @@ void Endpoint::deregister_region(std::uint64_t handle) {
 std::size_t Endpoint::registered_regions() const { return impl_->regions.size(); }
 std::size_t Endpoint::registered_bytes() const { return impl_->region_bytes; }
 
+std::size_t Endpoint::live_requests() const { return impl_->live_count; }
+std::size_t Endpoint::pooled_requests() const { return impl_->req_store.size(); }
+
 const Stats& Endpoint::stats() const { return impl_->stats; }
 const std::string& Endpoint::provider() const { return impl_->provider; }
 bool Endpoint::rendezvous_enabled() const { return impl_->rma; }

@@ -141,6 +141,13 @@ class Endpoint final : public Transport {
   [[nodiscard]] std::size_t registered_regions() const;
   [[nodiscard]] std::size_t registered_bytes() const;
 
+  /// Transport requests (one per send or receive not done at post, e.g. not by fi_tinject):
+  /// those live now (in flight, or cancelled and not yet given back by the provider) and all
+  /// ever made. Requests are pooled: a finished one is reused, so the second is the most that
+  /// were live at once, not the number of operations.
+  [[nodiscard]] std::size_t live_requests() const;
+  [[nodiscard]] std::size_t pooled_requests() const;
+
   [[nodiscard]] const Stats& stats() const;
   /// The provider in use, as libfabric names it ("tcp;ofi_rxm").
   [[nodiscard]] const std::string& provider() const;

@@ -417,15 +417,20 @@ void run_once(Collective c, fc_comm_t comm, int root, std::size_t n, std::vector
   }
 }
 
+/// Calls per timed batch of the training and the validation: about 8 MB per rank and batch
+/// (1 MiB: 8 calls), 4 to 64 calls, so that a sample spans far more than the barrier's jitter.
+/// (With at most 2 calls of 1 MiB, or 8 small ones, the same algorithm measured 148 and 244 µs
+/// in two candidates' turns of one --quick run.)
+int batch_calls(double bytes) { return std::clamp(static_cast<int>(8e6 / (bytes + 16384)), 4, 64); }
+
 /// Median over reps of the slowest rank's time per call of alg at `bytes`, timed as the
 /// validation times a candidate (a batch of calls with a moving root between two barriers, the
 /// barrier's own time taken off), one algorithm alone.
 double time_calls(Collective c, fc_comm_t world, int p, const Algorithm& alg, double packet,
-                  std::size_t bytes, int reps, double barrier_time, bool quick,
-                  std::vector<double>& a, std::vector<double>& b) {
+                  std::size_t bytes, int reps, double barrier_time, std::vector<double>& a,
+                  std::vector<double>& b) {
   const Force force(c, alg.name, packet);
-  const int batch =
-      std::clamp(static_cast<int>(2e6 / (static_cast<double>(bytes) + 16384)), 2, quick ? 8 : 32);
+  const int batch = batch_calls(static_cast<double>(bytes));
   run_once(c, world, 0, bytes, a, b);  // warm-up
   std::vector<double> ts(static_cast<std::size_t>(reps));
   for (auto& t : ts) {
@@ -666,7 +671,7 @@ int main(int argc, char** argv) {
           std::vector<double> a(bytes * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
               b(a.size(), 0.0);
           const double t =
-              time_calls(c, world, p, *alg, 0, bytes, quick ? 9 : 21, barrier_time, quick, a, b);
+              time_calls(c, world, p, *alg, 0, bytes, quick ? 9 : 21, barrier_time, a, b);
           train.push_back({ua, ub, uc, t});
         }
       }
@@ -751,15 +756,20 @@ int main(int argc, char** argv) {
       // taken off once per batch. The candidates take turns, one batch each per round, so that
       // load from other processes that comes and goes hits all of them alike (the regret
       // compares them).
-      const int batch = std::clamp(static_cast<int>(2e6 / (n + 16384)), 2, quick ? 8 : 32);
+      // The turns rotate: round r starts with candidate r mod #candidates, so that what one
+      // turn leaves behind (cache lines the peer just wrote, a descheduled rank) falls on every
+      // candidate alike rather than always on the first.
+      const int batch = batch_calls(n);
+      const int vreps = quick ? 31 : 51;
       std::vector<std::vector<double>> ts(cands.size(),
-                                          std::vector<double>(static_cast<std::size_t>(reps)));
+                                          std::vector<double>(static_cast<std::size_t>(vreps)));
       for (std::size_t j = 0; j < cands.size(); ++j) {  // warm-up
         const Force force(c, cands[j]->name, packets[j]);
         run_once(c, world, 0, bytes, a, b);
       }
-      for (int r = 0; r < reps; ++r) {
-        for (std::size_t j = 0; j < cands.size(); ++j) {
+      for (int r = 0; r < vreps; ++r) {
+        for (std::size_t turn = 0; turn < cands.size(); ++turn) {
+          const std::size_t j = (turn + static_cast<std::size_t>(r)) % cands.size();
           const Force force(c, cands[j]->name, packets[j]);
           check(fc_barrier(world), "barrier");
           const double t0 = now();
@@ -767,7 +777,7 @@ int main(int argc, char** argv) {
           check(fc_barrier(world), "barrier");
           ts[j][static_cast<std::size_t>(r)] = (now() - t0 - barrier_time) / batch;
         }
-        prog.advance(static_cast<double>(cands.size()) / reps);
+        prog.advance(static_cast<double>(cands.size()) / vreps);
       }
       std::vector<Measured> here;
       for (std::size_t j = 0; j < cands.size(); ++j) {

@@ -126,14 +126,7 @@ Transfer Channel::combine_into(const ReduceOp& op, ConstBytes left, ConstBytes r
     } else if (out.data() == right.data()) {
       op.combine_left(left.data(), out.data(), out.size() / es);
     } else {
-      // out = right, then out = left ⊕ out (the direction user operators compute natively).
-      constexpr std::size_t kBlock = 16384;
-      const std::size_t block = std::max<std::size_t>(es, kBlock / es * es);
-      for (std::size_t off = 0; off < out.size(); off += block) {
-        const std::size_t len = std::min(block, out.size() - off);
-        std::memcpy(out.data() + off, right.data() + off, len);
-        op.combine_left(left.data() + off, out.data() + off, len / es);
-      }
+      op.combine_to(left.data(), right.data(), out.data(), out.size() / es);
     }
   }
   return compute(out.size());

@@ -4,6 +4,7 @@
 // combined in fp32 and rounded back to nearest even.
 #include "engine/datatype.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <mutex>
@@ -152,6 +153,14 @@ void native_kernel(const void* in, void* inout, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) b[i] = O::apply(a[i], b[i]);
 }
 
+template <class T, class O>
+void native_kernel3(const void* left, const void* right, void* out, std::size_t n) {
+  const T* __restrict a = static_cast<const T*>(left);
+  const T* __restrict b = static_cast<const T*>(right);
+  T* __restrict c = static_cast<T*>(out);
+  for (std::size_t i = 0; i < n; ++i) c[i] = O::apply(a[i], b[i]);
+}
+
 // fp16 / bf16: widen, combine in fp32, narrow. Blocks of 64 let the widen/narrow loops and the
 // fp32 combine vectorise separately.
 template <float (*Widen)(std::uint16_t), std::uint16_t (*Narrow)(float), class O>
@@ -186,23 +195,34 @@ void loc_kernel(const void* in, void* inout, std::size_t n) {
 }
 
 using Table = std::array<std::array<KernelFn, FC_OP_BUILTIN_COUNT_>, FC_DATATYPE_COUNT_>;
+using Table3 = std::array<std::array<Kernel3Fn, FC_OP_BUILTIN_COUNT_>, FC_DATATYPE_COUNT_>;
 
-template <class T>
-void fill_arith(Table& t, fc_datatype_t dt) {
-  t[dt][FC_SUM] = native_kernel<T, Sum>;
-  t[dt][FC_PROD] = native_kernel<T, Prod>;
-  t[dt][FC_MIN] = native_kernel<T, Min>;
-  t[dt][FC_MAX] = native_kernel<T, Max>;
+// One entry of both tables: the two-operand kernel and its three-operand form.
+template <class T, class O>
+void put(Table& t, Table3& t3, fc_datatype_t dt, fc_op_t op) {
+  t[dt][op] = native_kernel<T, O>;
+  t3[dt][op] = native_kernel3<T, O>;
 }
 template <class T>
-void fill_integer(Table& t, fc_datatype_t dt) {
-  fill_arith<T>(t, dt);
-  t[dt][FC_LAND] = native_kernel<T, Land>;
-  t[dt][FC_LOR] = native_kernel<T, Lor>;
-  t[dt][FC_LXOR] = native_kernel<T, Lxor>;
-  t[dt][FC_BAND] = native_kernel<T, Band>;
-  t[dt][FC_BOR] = native_kernel<T, Bor>;
-  t[dt][FC_BXOR] = native_kernel<T, Bxor>;
+void fill_arith(Table& t, Table3& t3, fc_datatype_t dt) {
+  put<T, Sum>(t, t3, dt, FC_SUM);
+  put<T, Prod>(t, t3, dt, FC_PROD);
+  put<T, Min>(t, t3, dt, FC_MIN);
+  put<T, Max>(t, t3, dt, FC_MAX);
+}
+template <class T>
+void fill_bitwise(Table& t, Table3& t3, fc_datatype_t dt) {
+  put<T, Band>(t, t3, dt, FC_BAND);
+  put<T, Bor>(t, t3, dt, FC_BOR);
+  put<T, Bxor>(t, t3, dt, FC_BXOR);
+}
+template <class T>
+void fill_integer(Table& t, Table3& t3, fc_datatype_t dt) {
+  fill_arith<T>(t, t3, dt);
+  put<T, Land>(t, t3, dt, FC_LAND);
+  put<T, Lor>(t, t3, dt, FC_LOR);
+  put<T, Lxor>(t, t3, dt, FC_LXOR);
+  fill_bitwise<T>(t, t3, dt);
 }
 template <float (*W)(std::uint16_t), std::uint16_t (*N)(float)>
 void fill_half(Table& t, fc_datatype_t dt) {
@@ -212,33 +232,38 @@ void fill_half(Table& t, fc_datatype_t dt) {
   t[dt][FC_MAX] = half_kernel<W, N, Max>;
 }
 
-Table make_table() {
-  Table t{};
-  fill_integer<std::int8_t>(t, FC_INT8);
-  fill_integer<std::int16_t>(t, FC_INT16);
-  fill_integer<std::int32_t>(t, FC_INT32);
-  fill_integer<std::int64_t>(t, FC_INT64);
-  fill_integer<std::uint8_t>(t, FC_UINT8);
-  fill_integer<std::uint16_t>(t, FC_UINT16);
-  fill_integer<std::uint32_t>(t, FC_UINT32);
-  fill_integer<std::uint64_t>(t, FC_UINT64);
+struct Tables {
+  Table two;
+  Table3 three;  // nullptr where only the two-operand kernel exists
+};
+
+Tables make_tables() {
+  Tables k{};
+  Table& t = k.two;
+  Table3& t3 = k.three;
+  fill_integer<std::int8_t>(t, t3, FC_INT8);
+  fill_integer<std::int16_t>(t, t3, FC_INT16);
+  fill_integer<std::int32_t>(t, t3, FC_INT32);
+  fill_integer<std::int64_t>(t, t3, FC_INT64);
+  fill_integer<std::uint8_t>(t, t3, FC_UINT8);
+  fill_integer<std::uint16_t>(t, t3, FC_UINT16);
+  fill_integer<std::uint32_t>(t, t3, FC_UINT32);
+  fill_integer<std::uint64_t>(t, t3, FC_UINT64);
   fill_half<half_to_float, float_to_half>(t, FC_FLOAT16);
   fill_half<bf16_to_float, float_to_bf16>(t, FC_BFLOAT16);
-  fill_arith<float>(t, FC_FLOAT);
-  fill_arith<double>(t, FC_DOUBLE);
+  fill_arith<float>(t, t3, FC_FLOAT);
+  fill_arith<double>(t, t3, FC_DOUBLE);
   t[FC_FLOAT_INT][FC_MINLOC] = loc_kernel<FloatInt, true>;
   t[FC_FLOAT_INT][FC_MAXLOC] = loc_kernel<FloatInt, false>;
   t[FC_DOUBLE_INT][FC_MINLOC] = loc_kernel<DoubleInt, true>;
   t[FC_DOUBLE_INT][FC_MAXLOC] = loc_kernel<DoubleInt, false>;
   // FC_BYTE: bitwise only (as MPI_BYTE).
-  t[FC_BYTE][FC_BAND] = native_kernel<std::uint8_t, Band>;
-  t[FC_BYTE][FC_BOR] = native_kernel<std::uint8_t, Bor>;
-  t[FC_BYTE][FC_BXOR] = native_kernel<std::uint8_t, Bxor>;
-  return t;
+  fill_bitwise<std::uint8_t>(t, t3, FC_BYTE);
+  return k;
 }
 
-const Table& table() {
-  static const Table t = make_table();
+const Tables& tables() {
+  static const Tables t = make_tables();
   return t;
 }
 
@@ -265,13 +290,29 @@ UserOp lookup_user(fc_op_t op) {
 
 std::size_t datatype_size(fc_datatype_t dt) noexcept {
   switch (dt) {
-    case FC_INT8: case FC_UINT8: case FC_BYTE: return 1;
-    case FC_INT16: case FC_UINT16: case FC_FLOAT16: case FC_BFLOAT16: return 2;
-    case FC_INT32: case FC_UINT32: case FC_FLOAT: return 4;
-    case FC_INT64: case FC_UINT64: case FC_DOUBLE: return 8;
-    case FC_FLOAT_INT: return sizeof(FloatInt);
-    case FC_DOUBLE_INT: return sizeof(DoubleInt);
-    default: return 0;
+    case FC_INT8:
+    case FC_UINT8:
+    case FC_BYTE:
+      return 1;
+    case FC_INT16:
+    case FC_UINT16:
+    case FC_FLOAT16:
+    case FC_BFLOAT16:
+      return 2;
+    case FC_INT32:
+    case FC_UINT32:
+    case FC_FLOAT:
+      return 4;
+    case FC_INT64:
+    case FC_UINT64:
+    case FC_DOUBLE:
+      return 8;
+    case FC_FLOAT_INT:
+      return sizeof(FloatInt);
+    case FC_DOUBLE_INT:
+      return sizeof(DoubleInt);
+    default:
+      return 0;
   }
 }
 
@@ -279,14 +320,14 @@ bool datatype_valid(fc_datatype_t dt) noexcept { return datatype_size(dt) != 0; 
 
 const char* datatype_name(fc_datatype_t dt) noexcept {
   static constexpr const char* kNames[] = {
-      "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-      "bfloat16", "float", "double", "float_int", "double_int", "byte"};
+      "int8",    "int16",    "int32", "int64",  "uint8",     "uint16",     "uint32", "uint64",
+      "float16", "bfloat16", "float", "double", "float_int", "double_int", "byte"};
   if (!datatype_valid(dt)) return "unknown";
   return kNames[dt];
 }
 
 const char* op_name(fc_op_t op) noexcept {
-  static constexpr const char* kNames[] = {"sum", "prod", "min", "max", "land", "lor",
+  static constexpr const char* kNames[] = {"sum",  "prod", "min", "max",  "land",   "lor",
                                            "lxor", "band", "bor", "bxor", "minloc", "maxloc"};
   if (op >= 0 && op < FC_OP_BUILTIN_COUNT_) return kNames[op];
   if (op >= kUserOpBase) return "user";
@@ -295,7 +336,7 @@ const char* op_name(fc_op_t op) noexcept {
 
 KernelFn builtin_kernel(fc_datatype_t dt, fc_op_t op) noexcept {
   if (!datatype_valid(dt) || op < 0 || op >= FC_OP_BUILTIN_COUNT_) return nullptr;
-  return table()[dt][op];
+  return tables().two[dt][op];
 }
 
 ReduceOp::ReduceOp(fc_op_t op, fc_datatype_t dt) : op_(op), dt_(dt), elem_(datatype_size(dt)) {
@@ -312,6 +353,7 @@ ReduceOp::ReduceOp(fc_op_t op, fc_datatype_t dt) : op_(op), dt_(dt), elem_(datat
     raise(Errc::invalid_op, "unknown reduction operator " + std::to_string(op));
   }
   kernel_ = builtin_kernel(dt, op);
+  kernel3_ = tables().three[dt][op];
   if (kernel_ == nullptr) {
     raise(Errc::invalid_op, std::string("operator ") + op_name(op) +
                                 " is not defined for datatype " + datatype_name(dt));
@@ -325,6 +367,25 @@ void ReduceOp::combine_left(const void* in, void* inout, std::size_t count) cons
     kernel_(in, inout, count);
   } else {
     user_(in, inout, count, dt_);
+  }
+}
+
+void ReduceOp::combine_to(const void* left, const void* right, void* out, std::size_t count) const {
+  if (count == 0) return;
+  if (kernel3_ != nullptr) {
+    kernel3_(left, right, out, count);
+    return;
+  }
+  // out = right, then out = left (op) out (the direction user operators compute natively).
+  constexpr std::size_t kBlock = 16384;
+  const std::size_t block = std::max<std::size_t>(1, kBlock / elem_);
+  const auto* l = static_cast<const std::byte*>(left);
+  const auto* r = static_cast<const std::byte*>(right);
+  auto* o = static_cast<std::byte*>(out);
+  for (std::size_t i = 0; i < count; i += block) {
+    const std::size_t m = std::min(block, count - i);
+    std::memcpy(o + i * elem_, r + i * elem_, m * elem_);
+    combine_left(l + i * elem_, o + i * elem_, m);
   }
 }
 

@@ -23,19 +23,11 @@ void RecvFold::apply(std::size_t offset, const std::byte* data, std::size_t len)
     }
     return;
   }
-  // Out of place: copy one operand into out and combine the other from the left (the
-  // direction user operators compute natively), block by block so the copy is still in L1.
-  constexpr std::size_t kBlock = 16384;
-  const std::size_t block = std::max<std::size_t>(es, kBlock / es * es);
-  for (std::size_t off = 0; off < len; off += block) {
-    const std::size_t n = std::min(block, len - off);
-    if (received_left) {
-      std::memcpy(o + off, oth + off, n);
-      op->combine_left(data + off, o + off, n / es);
-    } else {
-      std::memcpy(o + off, data + off, n);
-      op->combine_left(oth + off, o + off, n / es);
-    }
+  // Out of place.
+  if (received_left) {
+    op->combine_to(data, oth, o, len / es);
+  } else {
+    op->combine_to(oth, data, o, len / es);
   }
 }
 

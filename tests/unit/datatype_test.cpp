@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "engine/datatype.hpp"
@@ -146,6 +147,49 @@ TEST(Kernels, InvalidDatatypeAndOp) {
     EXPECT_EQ(e.errc(), Errc::invalid_op);
     EXPECT_NE(std::string(e.what()).find("double"), std::string::npos);
   }
+}
+
+// combine_to (out = left op right into a third buffer) is bitwise what copying right into out
+// and combining left into it gives, for every valid builtin pair (the three-operand kernels and
+// the copy-then-combine fallback alike) and for a non-commutative user operator across the
+// fallback's block boundaries.
+TEST(Kernels, CombineToEqualsCopyThenCombine) {
+  for (int dt = 0; dt < FC_DATATYPE_COUNT_; ++dt) {
+    for (int opi = 0; opi < FC_OP_BUILTIN_COUNT_; ++opi) {
+      std::optional<ReduceOp> op;
+      try {
+        op.emplace(static_cast<fc_op_t>(opi), static_cast<fc_datatype_t>(dt));
+      } catch (const EngineError&) {
+        continue;
+      }
+      const std::size_t es = op->elem_size();
+      for (const std::size_t n : {0u, 1u, 13u, 4099u}) {
+        std::vector<std::uint8_t> a(n * es), b(n * es);
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          a[i] = static_cast<std::uint8_t>((i * 37 + 11) % 251 % 64);  // no NaN/Inf patterns
+          b[i] = static_cast<std::uint8_t>((i * 91 + 5) % 241 % 64);
+        }
+        std::vector<std::uint8_t> want = b, got(n * es, 0xee);
+        op->combine_left(a.data(), want.data(), n);
+        op->combine_to(a.data(), b.data(), got.data(), n);
+        EXPECT_EQ(got, want) << datatype_name(static_cast<fc_datatype_t>(dt)) << " op " << opi
+                             << " n " << n;
+      }
+    }
+  }
+  const fc_op_t id = register_user_op(testing::matmul2x2, false);
+  const ReduceOp op(id, FC_UINT32);
+  const std::size_t n = 4 * 3000;  // 3000 matrices: several 16 KiB blocks
+  std::vector<std::uint32_t> a(n), b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = static_cast<std::uint32_t>(i % 5);
+    b[i] = static_cast<std::uint32_t>((i * 7) % 3);
+  }
+  std::vector<std::uint32_t> want = b, got(n, 0);
+  op.combine_left(a.data(), want.data(), n);
+  op.combine_to(a.data(), b.data(), got.data(), n);
+  EXPECT_EQ(got, want);
+  free_user_op(id);
 }
 
 TEST(Kernels, UserOpBothOrders) {

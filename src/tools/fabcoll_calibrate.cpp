@@ -46,6 +46,8 @@
 
 #include "algorithms/registry.hpp"
 #include "collectives/collectives.hpp"
+#include "collectives/context_info.hpp"
+#include "engine/communicator.hpp"
 #include "engine/datatype.hpp"
 #include "fabcoll/fabcoll.h"
 #include "transports/shm/shm.hpp"
@@ -719,6 +721,7 @@ int main(int argc, char** argv) {
 
   // 5: validation.
   prog.phase("5/5 validate");
+  const fabcoll::CostModel context_model = fabcoll::world_comm(ctx).model();
   std::vector<Measured> results;
   for (Collective c : colls) {
     if (no_validate) break;
@@ -729,6 +732,7 @@ int main(int argc, char** argv) {
       std::vector<const Algorithm*> cands;
       std::vector<double> packets;
       std::vector<double> predicted;
+      std::vector<fabcoll::CostModel> models;  // the model each prediction used
       for (const Algorithm* alg : fabcoll::all_algorithms()) {
         if (alg->coll != c || !tuning::eligible(*alg, p, true)) continue;
         // The packet count the fitted model wants (elements of 8 bytes, as the engine counts).
@@ -746,6 +750,7 @@ int main(int argc, char** argv) {
         cands.push_back(alg);
         packets.push_back(packet);
         predicted.push_back(alg->cost(q));
+        models.push_back(pc.m);
       }
       // A rank's own time of one call says little (a bcast root returns once its sends are
       // posted), and "barrier; call; barrier" minus a barrier hides the call's latency behind
@@ -764,12 +769,16 @@ int main(int argc, char** argv) {
       std::vector<std::vector<double>> ts(cands.size(),
                                           std::vector<double>(static_cast<std::size_t>(vreps)));
       for (std::size_t j = 0; j < cands.size(); ++j) {  // warm-up
+        fabcoll::world_comm(ctx).set_model(models[j]);
         const Force force(c, cands[j]->name, packets[j]);
         run_once(c, world, 0, bytes, a, b);
       }
       for (int r = 0; r < vreps; ++r) {
         for (std::size_t turn = 0; turn < cands.size(); ++turn) {
           const std::size_t j = (turn + static_cast<std::size_t>(r)) % cands.size();
+          // The run chooses what its formula chooses by the model (hybrid's strategy) under
+          // the model its prediction used, not the context's built-in one.
+          fabcoll::world_comm(ctx).set_model(models[j]);
           const Force force(c, cands[j]->name, packets[j]);
           check(fc_barrier(world), "barrier");
           const double t0 = now();
@@ -803,6 +812,8 @@ int main(int argc, char** argv) {
       results.insert(results.end(), here.begin(), here.end());
     }
   }
+
+  fabcoll::world_comm(ctx).set_model(context_model);
 
   // Summary (rank 0).
   int rc = 0;

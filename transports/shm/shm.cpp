@@ -28,7 +28,11 @@ constexpr std::uint64_t kMagic = 0x32'6c'6c'6f'63'62'61'66ull;  // "fabcoll2" (f
 constexpr std::size_t kRingBytes = std::size_t{128} << 10;
 constexpr std::size_t kFrameAlign = 64;  // frames start on a cache line
 constexpr std::size_t kMaxFragment = kRingBytes / 4 - kFrameAlign;
-constexpr std::size_t kCmaChunk = std::size_t{1} << 20;
+// At most this many bytes per process_vm_readv call of a plain (non-folding) receive. Streaming
+// 4 MiB messages (fabcoll-pingpong's 64-message windows, 2 ranks pinned to 2 cores), paired runs
+// of a 1 MiB and a 4 MiB limit: the 4 MiB limit had the higher bandwidth in 6 of 7 pairs (e.g.
+// 12630 / 12134, 12269 / 11668 MB/s); latency up to 1 MiB does not depend on it.
+constexpr std::size_t kCmaChunk = std::size_t{4} << 20;
 // A fold reads the sender's buffer in pieces of this size into a per-endpoint buffer and
 // combines each piece into the result while it is still in cache (see cma_read). Measured
 // (16 MiB of doubles from another process, sum into a result, best of 15, loaded 2-core EPYC

@@ -7,7 +7,7 @@
 // travel through the rings in 32-byte-aligned frames; a message of at least the CMA threshold
 // moves single-copy with process_vm_readv straight from the sender's buffer into the
 // receiver's (the receiver reads after its receive is posted, then answers FIN), in chunks of at
-// most 1 MiB (measured: CMA slows beyond 1 MiB per call). Where CMA is refused (EPERM) the
+// most 4 MiB (kCmaChunk, measured in shm.cpp). Where CMA is refused (EPERM) the
 // message is streamed through the ring instead. A receive that folds (PostedOp::fold, from
 // Channel::recv_combine) is combined into its result as it lands: CMA reads 1 MiB pieces into a
 // per-endpoint buffer and combines each, ring fragments are combined straight from the frame.

@@ -45,7 +45,8 @@ Task<> bcast_two_tree(Channel& ch, MutableBytes buf, std::size_t elem_size, std:
 
 // ---- all-reduce, scan, exscan (registry_allreduce_scan.cpp) ----------------------------------
 extern const Algorithm kAllreduceRecursiveDoubling;
-Task<> allreduce_recursive_doubling(Channel& ch, MutableBytes buf, const ReduceOp& op);
+Task<> allreduce_recursive_doubling(Channel& ch, MutableBytes buf, std::size_t elem_size,
+                                    const ReduceOp& op, ConstBytes input);
 extern const Algorithm kAllreduceRabenseifner;
 extern const Algorithm kAllreduceHybrid;
 /// LAWN 29 Fig. 4 with a given strategy S (bit j = S_j, tuning/lawn29.hpp); fold_halves picks

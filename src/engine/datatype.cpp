@@ -146,15 +146,23 @@ struct Bxor {
   }
 };
 
+// Each kernel is built twice, for AVX2 and for the baseline (SSE2), and the loader picks one
+// for the CPU it runs on (target_clones, an ifunc): the same elementwise IEEE operations, so the
+// results are identical. fabcoll-kernels-bench, two runs each, sum of float32 arrays of 4096 and
+// 16384 bytes: 146/101 and 616/450 ns with SSE2, 80/62 and 435/316 ns with AVX2; from 256 KiB
+// on, memory bound, no difference.
 template <class T, class O>
-void native_kernel(const void* in, void* inout, std::size_t n) {
+__attribute__((target_clones("avx2", "default"))) void native_kernel(const void* in, void* inout,
+                                                                     std::size_t n) {
   const T* __restrict a = static_cast<const T*>(in);
   T* __restrict b = static_cast<T*>(inout);
   for (std::size_t i = 0; i < n; ++i) b[i] = O::apply(a[i], b[i]);
 }
 
 template <class T, class O>
-void native_kernel3(const void* left, const void* right, void* out, std::size_t n) {
+__attribute__((target_clones("avx2", "default"))) void native_kernel3(const void* left,
+                                                                      const void* right, void* out,
+                                                                      std::size_t n) {
   const T* __restrict a = static_cast<const T*>(left);
   const T* __restrict b = static_cast<const T*>(right);
   T* __restrict c = static_cast<T*>(out);

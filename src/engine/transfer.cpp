@@ -1,8 +1,5 @@
 #include "engine/transfer.hpp"
 
-#include <algorithm>
-#include <cstring>
-
 #include "engine/datatype.hpp"
 #include "engine/frame_pool.hpp"
 

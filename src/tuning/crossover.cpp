@@ -77,11 +77,8 @@ PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& b
     if (fits_below != fits_above) return {1, fits_below ? below : above};
     return {1, n >= break_bytes ? above : below};
   }
-  const bool split = break_bytes > 0 && n >= break_bytes;
-  if (alg.optimal_k == nullptr || !split) {
-    const CostModel& m = split ? above : below;
-    return {selector_k(alg, n, p, m), m};
-  }
+  // From here: no break (any algorithm), or a pipelined algorithm.
+  if (!(break_bytes > 0 && n >= break_bytes)) return {selector_k(alg, n, p, below), below};
   const double max_k = std::max(1.0, std::floor(n));
   std::vector<PacketChoice> cands;
   const auto add = [&](double k, const CostModel& m) {

@@ -1,5 +1,7 @@
 // Reduction kernels: every datatype x op against a scalar expression, the fp16/bf16
 // conversions, MINLOC/MAXLOC ties, invalid pairs, user operators in both orders.
+#include "engine/datatype.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <optional>
 #include <vector>
 
-#include "engine/datatype.hpp"
 #include "engine/errors.hpp"
 #include "support/reference.hpp"
 
@@ -88,7 +89,7 @@ TEST(Kernels, HalfConversionsRoundTrip) {
   EXPECT_EQ(half_to_float(0x3c00u), 1.0f);
   EXPECT_EQ(half_to_float(0x0001u), std::ldexp(1.0f, -24));  // smallest subnormal
   EXPECT_EQ(float_to_half(65504.0f), 0x7bffu);
-  EXPECT_EQ(float_to_half(1e6f), 0x7c00u);  // overflow to inf
+  EXPECT_EQ(float_to_half(1e6f), 0x7c00u);                          // overflow to inf
   EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11)), 0x3c00u);  // tie to even
   EXPECT_EQ(bf16_to_float(float_to_bf16(3.0f)), 3.0f);
   EXPECT_EQ(float_to_bf16(1.0f + std::ldexp(1.0f, -8)), 0x3f80u);  // tie to even

@@ -2,6 +2,8 @@
 // (002_…: "Bruck's algorithm (for < 256 bytes)", a variation of the dissemination pattern):
 //   T(n, p) = Σ_{b < ⌈log p⌉} (α + βn·c_b),  c_b = #{0 ≤ k < p : bit b of k is 1}
 //   for p = 2^d: log p (α + βnp/2)            n = bytes per block
+// plus the model's local-copy term (δ; the texts leave copies out): 2δnp for the rotation and
+// the unrotation, 2δn·c_b for each round's packing and unpacking.
 // Preconditions: none (any p).
 // After a local rotation, position k of PE i holds the message that must travel k ranks
 // forward. In round b every message whose distance has bit b set moves 2^b ranks forward (one
@@ -59,11 +61,13 @@ Task<> run(Channel& ch, const CollArgs& a) {
                         bytes_of(a.recvbuf, np * a.bytes()), a.bytes());
 }
 double cost(const CostQuery& q) {
-  double t = 0;
+  // δ: the rotation and the final unrotation (np each), and each round's packing and
+  // unpacking of the blocks it moves.
+  double t = 2 * q.m.copy * q.n * q.p;
   for (int b = 0; b < BinomialTree::ceil_log2(q.p); ++b) {
     int c = 0;  // distances k < p with bit b set
     for (int k = 0; k < q.p; ++k) c += (k >> b) & 1;
-    t += q.m.alpha + q.m.beta * q.n * c;
+    t += q.m.alpha + q.m.beta * q.n * c + 2 * q.m.copy * q.n * c;
   }
   return t;
 }
@@ -73,7 +77,9 @@ const Algorithm kAlltoallBruck{
     .name = "bruck",
     .coll = Collective::alltoall,
     .reference = "Bruck et al. 1997 (index algorithm); MPICH short-message all-to-all (002_…)",
-    .formula = "Σ_{b<⌈log p⌉}(α + βn·#{k<p : bit b of k}); p = 2^d: log p(α + βnp/2)",
+    .formula =
+        "Σ_{b<⌈log p⌉}(α + (β + 2δ)n·c_b) + 2δnp, c_b = #{k<p : bit b of k}; p = 2^d: "
+        "log p(α + βnp/2) + δnp(2 + log p)",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

@@ -1,6 +1,6 @@
 // Circular (cyclic-shift) all-to-all with direct delivery. Sanders et al. §13.6.1 (the
 // full-duplex cycles, Exercise 13.10); MPICH's order (002_…: dest = i+k, src = i-k):
-//   T(n, p) = (p - 1)(α + βn)                 n = bytes per block
+//   T(n, p) = (p - 1)(α + βn) + δn            n = bytes per block, δn: the local copy of m_ii
 // Preconditions: none (any p). In step k every rank sends to i+k and receives from i-k, so
 // every send port and every receive port carries exactly one message per step.
 //
@@ -35,14 +35,16 @@ Task<> run(Channel& ch, const CollArgs& a) {
   return alltoall_circular(ch, bytes_of(a.sendbuf, np * a.bytes()),
                            bytes_of(a.recvbuf, np * a.bytes()), a.bytes());
 }
-double cost(const CostQuery& q) { return (q.p - 1) * (q.m.alpha + q.m.beta * q.n); }
+double cost(const CostQuery& q) {
+  return (q.p - 1) * (q.m.alpha + q.m.beta * q.n) + q.m.copy * q.n;  // δn: m_ii
+}
 }  // namespace
 
 const Algorithm kAlltoallCircular{
     .name = "circular",
     .coll = Collective::alltoall,
     .reference = "Sanders et al. §13.6.1 (cycles, Exercise 13.10); MPICH order (002_…)",
-    .formula = "(p - 1)(α + βn), n = bytes per block",
+    .formula = "(p - 1)(α + βn) + δn, n = bytes per block",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

@@ -2,7 +2,9 @@
 // delivery inside each dimension. Sanders et al. Exercise 13.11 (p = k_1·k_2: time
 // α Σ k_i + β d n p at most); Grama et al. ch. 4 (003_…, all-to-all personalized on a 2-D
 // mesh: first along the rows, grouped by destination column, then along the columns):
-//   T(n, p) = (c - 1)(α + βnr) + (r - 1)(α + βnc)      n = bytes per block, p = r·c
+//   T(n, p) = (c - 1)(α + βnr) + (r - 1)(α + βnc) + δn(2p + r + c)   n = bytes per block, p = r·c
+// (δ, the model's local-copy term, which the texts leave out: each phase packs every block and
+// copies its own share once more)
 // with r the largest divisor of p not above √p (p prime: r = 1, one direct phase).
 // Preconditions: none (any p).
 //
@@ -85,7 +87,10 @@ Task<> run(Channel& ch, const CollArgs& a) {
 double cost(const CostQuery& q) {
   const int r = grid_rows(q.p);
   const int c = q.p / r;
-  return (c - 1) * (q.m.alpha + q.m.beta * q.n * r) + (r - 1) * (q.m.alpha + q.m.beta * q.n * c);
+  // δ: each phase packs all p blocks, and keeps its own line position's share (r, then c
+  // blocks) with one more copy.
+  return (c - 1) * (q.m.alpha + q.m.beta * q.n * r) + (r - 1) * (q.m.alpha + q.m.beta * q.n * c) +
+         q.m.copy * q.n * (2.0 * q.p + r + c);
 }
 }  // namespace
 
@@ -93,7 +98,8 @@ const Algorithm kAlltoallGrid{
     .name = "grid",
     .coll = Collective::alltoall,
     .reference = "Sanders et al. Exercise 13.11; Grama et al. ch. 4 (2-D mesh, 003_…)",
-    .formula = "(c-1)(α + βnr) + (r-1)(α + βnc), p = r·c, r ≤ √p; n = bytes per block",
+    .formula =
+        "(c-1)(α + βnr) + (r-1)(α + βnc) + δn(2p + r + c), p = r·c, r ≤ √p; n = bytes per block",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

@@ -2,7 +2,9 @@
 // (§13.6.2) generalised as Sanders et al. Exercise 13.11 asks, with direct delivery inside each
 // dimension. In phase i every PE exchanges, within its line along dimension i, the p/k_i
 // messages bound for each of the other k_i - 1 line members (a circular direct exchange), so
-//   T(n, p) = Σ_i (k_i - 1)(α + βnp/k_i)     n = bytes per block, p = k_1·…·k_d
+//   T(n, p) = Σ_i (k_i - 1)(α + βnp/k_i) + δnp(2 - 1/k_i)   n = bytes per block, p = k_1·…·k_d
+// (δ, the model's local-copy term, which the texts leave out: each phase copies the p/k_i blocks
+// that stay and packs and unpacks the others)
 // which is at most the exercise's α Σ k_i + βdnp. d = 1 is the direct (circular) exchange
 // (p - 1)(α + βn); all k_i = 2 is the hypercube's log p (α + βnp/2). The sides are the ordered
 // factorisation of p that minimises T (computed by alltoall_grid_nd_dims; a prime p is 1-D).
@@ -42,10 +44,18 @@ struct GridLine {
   }
 };
 
-/// Σ (k_i - 1)(α + βnp/k_i) for the given sides.
+/// One phase along a side of k: (k - 1)(α + βnp/k), and δ for its copies: the p/k blocks that
+/// stay, and the (k - 1)·p/k packed and unpacked.
+double side_cost(int k, int p, double n, const CostModel& m) {
+  const double share = n * static_cast<double>(p / k);
+  return (k - 1) * (m.alpha + m.beta * share) + m.copy * share * (2 * k - 1);
+}
+
+/// Σ (k_i - 1)(α + βnp/k_i) + δnp(2 - 1/k_i) for the given sides (p = 1: the copy, δn).
 double grid_nd_cost(std::span<const int> dims, int p, double n, const CostModel& m) {
+  if (dims.empty()) return m.copy * n * p;
   double t = 0;
-  for (const int k : dims) t += (k - 1) * (m.alpha + m.beta * n * static_cast<double>(p / k));
+  for (const int k : dims) t += side_cost(k, p, n, m);
   return t;
 }
 
@@ -65,7 +75,7 @@ void best_sides(const std::vector<int>& divisors, int rem, int maxk, int p, doub
   for (auto it = divisors.rbegin(); it != divisors.rend(); ++it) {
     const int k = *it;
     if (k < 2 || k > maxk || rem % k != 0) continue;
-    const double step = (k - 1) * (m.alpha + m.beta * n * static_cast<double>(p / k));
+    const double step = side_cost(k, p, n, m);
     cur.push_back(k);
     best_sides(divisors, rem / k, k, p, n, m, cur, cur_cost + step, best, best_dims);
     cur.pop_back();
@@ -170,7 +180,9 @@ const Algorithm kAlltoallGridNd{
     .name = "grid_nd",
     .coll = Collective::alltoall,
     .reference = "Sanders et al. §13.6.2, Exercise 13.11 (p = k_1·…·k_d grid)",
-    .formula = "Σ_i (k_i-1)(α + βnp/k_i), p = k_1·…·k_d minimising it; n = bytes per block",
+    .formula =
+        "Σ_i (k_i-1)(α + βnp/k_i) + δnp(2 - 1/k_i), p = k_1·…·k_d minimising it; "
+        "n = bytes per block",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

@@ -1,6 +1,8 @@
 // Hypercube all-to-all with indirect delivery. Sanders et al. §13.6.2 (Fig. 13.14), eq. (13.4);
 // Grama et al. ch. 4 (003_…, all-to-all personalized on a hypercube):
-//   T(n, p) = log p (α + βnp/2)                n = bytes per block, p = 2^d
+//   T(n, p) = log p (α + βnp/2) + δnp(1 + log p)   n = bytes per block, p = 2^d
+// (δ, the model's local-copy term, which the texts leave out: the first copy of the p blocks,
+// then every round packs the p/2 leaving blocks and unpacks the p/2 arriving ones)
 // Preconditions: p a power of two (the text's algorithm; no folding).
 // Loop invariant (k = d-1 … 0): after iteration k every message m_xj sits on a PE of the
 // k-dimensional subcube that contains j. Each PE keeps p messages, indexed by a key whose bits
@@ -58,7 +60,9 @@ Task<> run(Channel& ch, const CollArgs& a) {
 }
 double cost(const CostQuery& q) {
   const Hypercube cube{q.p};
-  return cube.dim() * (q.m.alpha + q.m.beta * q.n * q.p / 2);
+  // δ: the first copy of all p blocks, then per round the p/2 blocks packed and unpacked.
+  return cube.dim() * (q.m.alpha + q.m.beta * q.n * q.p / 2) +
+         q.m.copy * q.n * q.p * (1 + cube.dim());
 }
 }  // namespace
 
@@ -66,7 +70,7 @@ const Algorithm kAlltoallHypercube{
     .name = "hypercube",
     .coll = Collective::alltoall,
     .reference = "Sanders et al. §13.6.2, eq. (13.4); Grama et al. ch. 4 (Table 4.1)",
-    .formula = "log p (α + βnp/2), n = bytes per block",
+    .formula = "log p (α + βnp/2) + δnp(1 + log p), n = bytes per block",
     .needs_commutative = false,
     .needs_power_of_two = true,
     .cost = cost,

@@ -1,5 +1,6 @@
 // 1-factor ("telephone") all-to-all with direct delivery. Sanders et al. §13.6.1 (Fig. 13.13):
-//   T(n, p) = (p - isEven(p)) (α + βn)        n = bytes per block (one message m_ij)
+//   T(n, p) = (p - isEven(p)) (α + βn) + isEven(p)·δn    n = bytes per block (one message m_ij);
+//   δn: the local copy of m_ii (the model's copy term; odd p sends it to itself instead)
 // Preconditions: none (any p). Each round pairs the ranks (a 1-factor of the complete graph);
 // for odd p one rank per round talks to itself (a self message carrying m_ii), for even p that
 // rank talks to p-1 instead.
@@ -51,7 +52,8 @@ Task<> run(Channel& ch, const CollArgs& a) {
 }
 double cost(const CostQuery& q) {
   const int rounds = q.p - (q.p % 2 == 0 ? 1 : 0);
-  return rounds * (q.m.alpha + q.m.beta * q.n);
+  // Even p: m_ii is copied locally (δn); odd p: it travels in the idle round's self message.
+  return rounds * (q.m.alpha + q.m.beta * q.n) + (q.p % 2 == 0 ? q.m.copy * q.n : 0.0);
 }
 }  // namespace
 
@@ -59,7 +61,7 @@ const Algorithm kAlltoallOneFactor{
     .name = "one_factor",
     .coll = Collective::alltoall,
     .reference = "Sanders et al. §13.6.1 (1-factor algorithm, Fig. 13.13)",
-    .formula = "(p - isEven(p))(α + βn), n = bytes per block",
+    .formula = "(p - isEven(p))(α + βn) + isEven(p)·δn, n = bytes per block",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

@@ -1,6 +1,6 @@
 // Pairwise-exchange all-to-all for p = 2^d. Sanders et al. §13.6.1 (first paragraph); MPICH's
 // long-message all-to-all (002_…: "in step k each process i exchanges data with i xor k"):
-//   T(n, p) = (p - 1)(α + βn)                 n = bytes per block
+//   T(n, p) = (p - 1)(α + βn) + δn            n = bytes per block, δn: the local copy of m_ii
 // Preconditions: p a power of two (i xor k must stay below p). Every pair meets exactly once,
 // in step i xor j, and exchanges its two messages (the telephone model).
 //
@@ -32,14 +32,16 @@ Task<> run(Channel& ch, const CollArgs& a) {
   return alltoall_pairwise_xor(ch, bytes_of(a.sendbuf, np * a.bytes()),
                                bytes_of(a.recvbuf, np * a.bytes()), a.bytes());
 }
-double cost(const CostQuery& q) { return (q.p - 1) * (q.m.alpha + q.m.beta * q.n); }
+double cost(const CostQuery& q) {
+  return (q.p - 1) * (q.m.alpha + q.m.beta * q.n) + q.m.copy * q.n;  // δn: m_ii
+}
 }  // namespace
 
 const Algorithm kAlltoallPairwiseXor{
     .name = "pairwise_xor",
     .coll = Collective::alltoall,
     .reference = "Sanders et al. §13.6.1 (i xor k); MPICH pairwise exchange (002_…)",
-    .formula = "(p - 1)(α + βn), n = bytes per block",
+    .formula = "(p - 1)(α + βn) + δn, n = bytes per block",
     .needs_commutative = false,
     .needs_power_of_two = true,
     .cost = cost,

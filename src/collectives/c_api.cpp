@@ -216,9 +216,16 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   const bool fabric = c.ofi && (mode == "ofi" || nodes.nodes > 1);
   const std::string link = fabric ? "ofi/" + c.ofi->provider() : "shm";
   std::string notice;
+  // Inside one node, messages from the single-copy threshold up are read by their receiver,
+  // after a request-to-send: the shm link's protocol break.
+  const double single_copy =
+      !fabric && c.shm && c.shm->cma_enabled() ? static_cast<double>(c.shm->cma_threshold()) : 0;
   if (const auto tuning = fabcoll::tuning::load_tuning(notice)) {
-    // The entry of this link class measured in this layout (local ranks vs cores), if any.
-    c.world.comm->set_model(fabcoll::tuning::model_for(*tuning, link, 0, local_ranks));
+    // The entry of this link class measured in this layout (local ranks vs cores), if any,
+    // with its protocol break.
+    c.world.comm->set_link(
+        fabcoll::tuning::link_model_for(*tuning, link, local_ranks)
+            .value_or(fabcoll::LinkModel::uniform(fabcoll::tuning::model_for(*tuning, link))));
     const fabcoll::tuning::LinkParams* used = fabcoll::tuning::link_for(*tuning, link, local_ranks);
     c.tuning = "tuning file " + fabcoll::tuning::tuning_path() + " (" + link +
                (used != nullptr
@@ -229,7 +236,8 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   } else {
     // Defaults per link class (measured once on the development machine; calibrate to replace).
     const bool oversubscribed = ranks_outnumber_cores(local_ranks);
-    c.world.comm->set_model(fabcoll::builtin_model(link, oversubscribed));
+    const double cores = std::max(1u, std::thread::hardware_concurrency());
+    c.world.comm->set_link(fabcoll::builtin_link(link, local_ranks / cores, single_copy));
     c.tuning =
         "built-in defaults (" + link + (oversubscribed && !fabric ? ", oversubscribed" : "") + ")";
     if (notice.empty())
@@ -239,28 +247,35 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   }
   if (rank == 0 && !notice.empty() && std::getenv("FABCOLL_QUIET") == nullptr)
     std::fprintf(stderr, "%s\n", notice.c_str());
-  // Inside one node, messages from the single-copy threshold up are read by their receiver.
-  if (!fabric && c.shm && c.shm->cma_enabled()) {
-    fabcoll::CostModel m = c.world.comm->model();
-    m.pull_bytes = static_cast<double>(c.shm->cma_threshold());
-    c.world.comm->set_model(m);
+  if (single_copy > 0) {
+    fabcoll::LinkModel l = c.world.comm->link();
+    l.below.pull_bytes = l.above.pull_bytes = single_copy;
+    c.world.comm->set_link(l);
   }
   // Every rank must choose the same algorithms, so every rank uses rank 0's model (hosts may
   // hold different tuning files).
   if (rank == 0) {
-    const fabcoll::CostModel& m = c.world.comm->model();
-    char text[192];
-    std::snprintf(text, sizeof text, "%.17g %.17g %.17g %.17g %.17g", m.alpha, m.beta, m.gamma,
-                  m.overhead, m.pull_bytes);
+    const fabcoll::LinkModel& l = c.world.comm->link();
+    const fabcoll::CostModel& m = l.below;
+    char text[360];
+    std::snprintf(text, sizeof text, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
+                  m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, l.break_bytes,
+                  l.above.alpha, l.above.beta);
     c.store->put("model/0", std::string(text) + " " + c.tuning);
   } else {
     const std::string text = c.store->get("model/0", timeout);
-    fabcoll::CostModel m;
+    fabcoll::LinkModel l;
+    fabcoll::CostModel& m = l.below;
     int used = 0;
-    if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %lg %n", &m.alpha, &m.beta, &m.gamma,
-                    &m.overhead, &m.pull_bytes, &used) != 5)
+    if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %lg %lg %lg %lg %lg %n", &m.alpha, &m.beta,
+                    &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &l.break_bytes, &l.above.alpha,
+                    &l.above.beta, &used) != 9)
       fabcoll::raise(Errc::transport, "bootstrap: rank 0's cost model is garbled");
-    c.world.comm->set_model(m);
+    const double above_alpha = l.above.alpha, above_beta = l.above.beta;
+    l.above = m;  // γ, o, δ and the pull threshold are the link's, in both segments
+    l.above.alpha = above_alpha;
+    l.above.beta = above_beta;
+    c.world.comm->set_link(l);
     c.tuning = text.substr(static_cast<std::size_t>(used)) + ", from rank 0";
   }
 }

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "engine/errors.hpp"
+#include "tuning/crossover.hpp"
 
 namespace fabcoll {
 
@@ -114,26 +115,48 @@ void refresh_overrides() {
   g_overrides.store(g_overrides_seen.back().get(), std::memory_order_release);
 }
 
-std::size_t packet_count(const Comm& comm, const Algorithm& alg, const CollArgs& args) {
-  if (alg.optimal_k == nullptr) return 1;
+SegmentChoice choose_segment(const Comm& comm, const Algorithm& alg, const CollArgs& args) {
+  const LinkModel& link = comm.link();
+  const CostQuery q = query_for(comm, args);
   const std::size_t max_k = std::max<std::size_t>(1, args.count);
-  if (args.packets > 0) return std::min(args.packets, max_k);
-  if (const char* s = env_for(args.coll, "PACKET"); s != nullptr && *s != '\0') {
-    const double packet_bytes = std::strtod(s, nullptr);
-    if (packet_bytes > 0) {
-      const auto k =
-          static_cast<std::size_t>(std::ceil(static_cast<double>(args.bytes()) / packet_bytes));
-      return std::clamp<std::size_t>(k, 1, max_k);
+  // Packets of ⌈n/k⌉ bytes: the segment that holds them.
+  const auto forced = [&](std::size_t k) {
+    return SegmentChoice{
+        k, link.has_break() && std::ceil(q.n / static_cast<double>(k)) >= link.break_bytes};
+  };
+  if (alg.optimal_k != nullptr) {
+    if (args.packets > 0) return forced(std::min(args.packets, max_k));
+    if (const char* s = env_for(args.coll, "PACKET"); s != nullptr && *s != '\0') {
+      const double packet_bytes = std::strtod(s, nullptr);
+      if (packet_bytes > 0) {
+        const auto k = static_cast<std::size_t>(std::ceil(q.n / packet_bytes));
+        return forced(std::clamp<std::size_t>(k, 1, max_k));
+      }
     }
   }
-  const double k = alg.optimal_k(query_for(comm, args));
-  if (!(k >= 1)) return 1;
-  return std::min(max_k, static_cast<std::size_t>(std::llround(k)));
+  if (!link.has_break()) {
+    if (alg.optimal_k == nullptr) return {1, false};
+    const double k = alg.optimal_k(q);
+    if (!(k >= 1)) return {1, false};
+    return {std::min(max_k, static_cast<std::size_t>(std::llround(k))), false};
+  }
+  const tuning::PacketChoice pc =
+      tuning::segment_k(alg, q.n, q.p, link.below, link.above, link.break_bytes);
+  if (alg.optimal_k == nullptr) return {1, pc.above};
+  const auto k = std::clamp<std::size_t>(static_cast<std::size_t>(std::llround(pc.k)), 1, max_k);
+  // Elements wider than a byte may cap k below segment_k's (which counts bytes).
+  return static_cast<double>(k) == pc.k ? SegmentChoice{k, pc.above} : forced(k);
+}
+
+std::size_t packet_count(const Comm& comm, const Algorithm& alg, const CollArgs& args) {
+  return choose_segment(comm, alg, args).packets;
 }
 
 double predicted_cost(const Comm& comm, const Algorithm& alg, const CollArgs& args) {
+  const SegmentChoice sc = choose_segment(comm, alg, args);
   CostQuery q = query_for(comm, args);
-  q.k = static_cast<double>(packet_count(comm, alg, args));
+  q.m = sc.above ? comm.link().above : comm.link().below;
+  q.k = static_cast<double>(sc.packets);
   return alg.cost(q);
 }
 
@@ -179,10 +202,12 @@ namespace {
 /// calls cost a lookup instead of evaluating every cost formula (measured: 460 ns per selection
 /// at p = 2 on this machine). The v-collectives' choice depends on their count arrays: not
 /// cached.
-const Algorithm& planned(Comm& comm, CollArgs& args) {
+const Algorithm& planned(Comm& comm, CollArgs& args, bool& above) {
   if (args.coll == Collective::allgatherv || args.coll == Collective::alltoallv) {
     const Algorithm& alg = select_algorithm(comm, args);
-    if (alg.optimal_k != nullptr) args.packets = packet_count(comm, alg, args);
+    const SegmentChoice sc = choose_segment(comm, alg, args);
+    if (alg.optimal_k != nullptr) args.packets = sc.packets;
+    above = sc.above;
     return alg;
   }
   Comm::Plan key;
@@ -194,12 +219,16 @@ const Algorithm& planned(Comm& comm, CollArgs& args) {
   key.overrides = &overrides();
   if (const Comm::Plan* hit = comm.find_plan(key)) {
     args.packets = hit->packets;
+    above = hit->above_break;
     return *static_cast<const Algorithm*>(hit->algorithm);
   }
   const Algorithm& alg = select_algorithm(comm, args);
-  if (alg.optimal_k != nullptr) args.packets = packet_count(comm, alg, args);
+  const SegmentChoice sc = choose_segment(comm, alg, args);
+  if (alg.optimal_k != nullptr) args.packets = sc.packets;
+  above = sc.above;
   key.algorithm = &alg;
   key.packets = args.packets;
+  key.above_break = above;
   comm.store_plan(std::move(key));
   return alg;
 }
@@ -217,13 +246,18 @@ void with_input(const Algorithm& alg, CollArgs& args) {
 
 Task<> run_collective(Comm& comm, CollArgs args, const Algorithm* alg) {
   if (comm.broken()) raise(Errc::broken, comm.broken_reason());
+  bool above = false;
   if (alg == nullptr) {
-    alg = &planned(comm, args);
-  } else if (alg->optimal_k != nullptr) {
-    args.packets = packet_count(comm, *alg, args);
+    alg = &planned(comm, args, above);
+  } else {
+    const SegmentChoice sc = choose_segment(comm, *alg, args);
+    if (alg->optimal_k != nullptr) args.packets = sc.packets;
+    above = sc.above;
   }
   with_input(*alg, args);
-  Channel ch(comm, comm.next_sequence());
+  // The algorithm runs with the model it was costed with (its own choices, e.g. LAWN 29's
+  // strategy or the grid's dimensions, follow the same segment).
+  Channel ch(comm, comm.next_sequence(), above ? &comm.link().above : nullptr);
   Task<> body = alg->run(ch, args);
   co_await body;
 }
@@ -572,9 +606,10 @@ void run_collective_blocking(Comm& comm, Progress& progress, CollArgs args) {
   // run_collective without its own coroutine frame: the plan and the channel live on this
   // stack for the whole call, the algorithm's task is driven directly.
   if (comm.broken()) raise(Errc::broken, comm.broken_reason());
-  const Algorithm& alg = planned(comm, args);
+  bool above = false;
+  const Algorithm& alg = planned(comm, args, above);
   with_input(alg, args);
-  Channel ch(comm, comm.next_sequence());
+  Channel ch(comm, comm.next_sequence(), above ? &comm.link().above : nullptr);
   CollRequest r(comm, progress, alg.run(ch, args));
   r.wait(progress.timeout_seconds());
 }

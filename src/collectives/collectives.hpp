@@ -22,7 +22,19 @@ void refresh_overrides();
 
 /// The algorithm the selector picks for args on comm (throws Error on a bad override).
 const Algorithm& select_algorithm(const Comm& comm, const CollArgs& args);
-/// Predicted seconds of alg for args on comm (with the packet count it would use).
+/// How alg would run args on comm: its packet count (1 for non-pipelined algorithms) and the
+/// segment of the communicator's link (Comm::link) that its messages fall in, whose α and β it
+/// is costed and run with. Without a protocol break: the model everywhere and the optimal k.
+/// With one: tuning::segment_k (a pipelined algorithm's packets costed with the segment that
+/// holds their size; whole messages with the segment that holds the algorithm's mean message).
+/// A forced packet count (args.packets, FABCOLL_<COLLECTIVE>_PACKET) is kept, and its packets'
+/// size picks the segment.
+struct SegmentChoice {
+  std::size_t packets = 1;
+  bool above = false;  // the link's upper segment (messages of break_bytes and more)
+};
+SegmentChoice choose_segment(const Comm& comm, const Algorithm& alg, const CollArgs& args);
+/// Predicted seconds of alg for args on comm (with the packet count and segment it would use).
 double predicted_cost(const Comm& comm, const Algorithm& alg, const CollArgs& args);
 /// Packet count alg uses for args (1 for non-pipelined algorithms).
 std::size_t packet_count(const Comm& comm, const Algorithm& alg, const CollArgs& args);

@@ -103,7 +103,7 @@ Task<> Channel::recv_then_combine(Transfer r, const ReduceOp& op, ConstBytes tmp
 Transfer Channel::compute(std::size_t bytes) {
   if (!comm_->transport().models_compute()) return {};  // done: nothing to wait for
   PostedOp* op = new PostedOp;
-  op->delay = comm_->model().gamma * static_cast<double>(bytes);
+  op->delay = model().gamma * static_cast<double>(bytes);
   return post(op, OpKind::delay);
 }
 
@@ -133,8 +133,11 @@ Transfer Channel::combine_into(const ReduceOp& op, ConstBytes left, ConstBytes r
 }
 
 void Channel::copy(MutableBytes dst, ConstBytes src) const {
-  if (phantom() || src.empty() || dst.data() == src.data()) return;
-  std::memmove(dst.data(), src.data(), src.size() < dst.size() ? src.size() : dst.size());
+  if (src.empty() || dst.data() == src.data()) return;
+  const std::size_t bytes = src.size() < dst.size() ? src.size() : dst.size();
+  comm_->count_copy(bytes);
+  if (phantom()) return;
+  std::memmove(dst.data(), src.data(), bytes);
 }
 
 MutableBytes Channel::scratch(std::size_t bytes) {

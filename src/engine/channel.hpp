@@ -54,14 +54,17 @@ class [[nodiscard]] RecvCombine {
 
 class Channel {
  public:
-  Channel(Comm& comm, std::uint32_t seq) : comm_(&comm), seq_(seq) {}
+  /// model: the segment of the communicator's link the call was costed with (nullptr: the
+  /// communicator's model, below any break).
+  Channel(Comm& comm, std::uint32_t seq, const CostModel* model = nullptr)
+      : comm_(&comm), model_(model != nullptr ? model : &comm.model()), seq_(seq) {}
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
   ~Channel();
 
   [[nodiscard]] int rank() const { return comm_->rank(); }
   [[nodiscard]] int size() const { return comm_->size(); }
-  [[nodiscard]] const CostModel& model() const { return comm_->model(); }
+  [[nodiscard]] const CostModel& model() const { return *model_; }
   [[nodiscard]] bool phantom() const { return comm_->transport().phantom(); }
   [[nodiscard]] Comm& comm() const { return *comm_; }
 
@@ -96,7 +99,8 @@ class Channel {
   /// fused form off.
   RecvCombine recv_combine(int peer, MutableBytes tmp, const ReduceOp& op, ConstBytes other,
                            MutableBytes out, bool received_left, std::uint32_t step = 0);
-  /// memmove unless phantom (local copies are free in the model).
+  /// memmove unless phantom. Costs no virtual time on the sim; counted (Comm::bytes_copied),
+  /// and charged by the formulas that carry the model's δ term (CostModel::copy).
   void copy(MutableBytes dst, ConstBytes src) const;
 
   /// Scratch memory valid until the channel is destroyed (end of the collective call).
@@ -107,6 +111,7 @@ class Channel {
   Task<> recv_then_combine(Transfer r, const ReduceOp& op, ConstBytes tmp, ConstBytes other,
                            MutableBytes out, bool received_left);
   Comm* comm_;
+  const CostModel* model_;
   std::uint32_t seq_;
   struct Block {
     std::byte* p;

@@ -14,7 +14,7 @@ Comm::Comm(Transport& transport, Executor& executor, int rank, int size,
       size_(size),
       map_(std::move(world_ranks)),
       cid_(cid),
-      model_(model),
+      link_(LinkModel::uniform(model)),
       cids_(cids) {}
 
 Comm::~Comm() {

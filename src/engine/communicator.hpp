@@ -34,12 +34,21 @@ class Comm {
   [[nodiscard]] std::uint32_t cid() const { return cid_; }
   [[nodiscard]] Transport& transport() const { return *transport_; }
   [[nodiscard]] Executor& executor() const { return *executor_; }
-  [[nodiscard]] const CostModel& model() const { return model_; }
-  void set_model(const CostModel& m) {
-    model_ = m;
+  /// The model below the link's protocol break (everywhere when it has none).
+  [[nodiscard]] const CostModel& model() const { return link_.below; }
+  /// The link model the selector costs algorithms with (both segments and the break).
+  [[nodiscard]] const LinkModel& link() const { return link_; }
+  /// One segment everywhere (the texts' model).
+  void set_model(const CostModel& m) { set_link(LinkModel::uniform(m)); }
+  void set_link(const LinkModel& l) {
+    link_ = l;
     plans_.clear();
   }
   [[nodiscard]] CidCounter* cids() const { return cids_; }
+  /// Bytes moved by local copies (Channel::copy) on this communicator so far: what the model's
+  /// δ term charges (CostModel::copy), checked against the formulas on the sim transport.
+  [[nodiscard]] std::uint64_t bytes_copied() const { return copied_; }
+  void count_copy(std::size_t bytes) { copied_ += bytes; }
   std::uint32_t next_sequence() { return seq_++; }
 
   /// On the first error the communicator turns broken and fails every later call.
@@ -58,6 +67,7 @@ class Comm {
     const void* overrides = nullptr;  // the override snapshot in force (collectives.cpp)
     const void* algorithm = nullptr;
     std::size_t packets = 0;
+    bool above_break = false;  // the algorithm was costed with the link's upper segment
     [[nodiscard]] bool same_key(const Plan& o) const {
       return coll == o.coll && count == o.count && elem_size == o.elem_size &&
              commutative == o.commutative && requested_packets == o.requested_packets &&
@@ -91,8 +101,9 @@ class Comm {
   std::vector<int> map_;
   std::uint32_t cid_;
   std::uint32_t seq_ = 0;
-  CostModel model_;
+  LinkModel link_;
   CidCounter* cids_;
+  std::uint64_t copied_ = 0;
   bool broken_ = false;
   std::string broken_reason_;
   struct Free {

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -348,15 +349,30 @@ std::vector<tuning::GammaEntry> measure_gamma(
     out.push_back({k.op, k.dt, std::max(0.0, f.beta)});
     prog.advance(1);
   }
+  // δ, the model's local copy (CostModel::copy): memcpy over the same sizes, last in the list.
+  std::vector<tuning::Point> fit_pts;
+  for (double n : sizes) {
+    const auto bytes = static_cast<std::size_t>(n);
+    std::fill(a.begin(), a.end(), 1);
+    std::vector<double> ts;
+    for (int r = 0; r < (quick ? 5 : 11); ++r) {
+      const double t0 = now();
+      std::memcpy(b.data(), a.data(), bytes);
+      asm volatile("" ::"r"(b.data()) : "memory");  // the copy is used
+      ts.push_back(now() - t0);
+    }
+    fit_pts.push_back({n, median(ts)});
+    pts.emplace_back("copy/byte", fit_pts.back());
+  }
+  const tuning::LinearFit f = tuning::fit_linear(fit_pts, tuning::Weighting::relative);
+  out.push_back({"copy", "byte", std::max(0.0, f.beta)});
   return out;
 }
 
 /// The fitted link of p ranks (both segments and the break).
 tuning::LinkModel link_model(const tuning::TuningFile& f, const std::string& link, int p) {
-  const tuning::LinkParams* l = tuning::link_for(f, link, p);
-  const double brk = l != nullptr ? l->break_bytes : 0;
-  tuning::LinkModel m{tuning::model_for(f, link, 0, p),
-                      tuning::model_for(f, link, std::max(brk, 0.0), p), brk};
+  tuning::LinkModel m =
+      tuning::link_model_for(f, link, p).value_or(tuning::LinkModel::uniform(fabcoll::CostModel{}));
   // As a context sets it: inside a node, single-copy messages are read by their receiver.
   if (link == "shm")
     m.below.pull_bytes = m.above.pull_bytes = fabcoll::shm::pull_bytes_from_environment();
@@ -571,7 +587,7 @@ int main(int argc, char** argv) {
   file.machine = tuning::this_machine(prov != nullptr ? prov : "");
   // Every rank needs the fit (all must agree on tables and packet counts): rank 0 fits and
   // broadcasts the few numbers.
-  double fitted[9] = {};
+  double fitted[10] = {};
   if (rank == 0) {
     prog.phase("2/5 fit");
     tuning::PiecewiseFit pf = tuning::fit_piecewise(pp.medians);
@@ -617,11 +633,12 @@ int main(int argc, char** argv) {
     prog.phase("3/5 gamma");
     file.gammas = measure_gamma(quick, prog, gamma_pts);
     fitted[7] = file.gammas.front().gamma;
+    fitted[9] = file.gammas.back().gamma;  // δ: the local copy (measure_gamma's last entry)
     check(fc_barrier(world), "barrier");
   } else {
     idle_barrier(world);
   }
-  check(fc_bcast(fitted, 9, FC_DOUBLE, 0, world), "bcast");
+  check(fc_bcast(fitted, 10, FC_DOUBLE, 0, world), "bcast");
   tuning::LinkParams lp;
   lp.link_class = link;
   lp.model = {fitted[0], fitted[1], fitted[7], fitted[8]};
@@ -631,7 +648,7 @@ int main(int argc, char** argv) {
   lp.r2 = fitted[5];
   lp.points = static_cast<int>(fitted[6]);
   lp.local_ranks = layout;
-  if (rank != 0) file.gammas = {{"sum", "float64", fitted[7]}};
+  if (rank != 0) file.gammas = {{"sum", "float64", fitted[7]}, {"copy", "byte", fitted[9]}};
 
   const int reps = quick ? 15 : 51;
   // The synchronisation overhead subtracted from every timed batch of calls (training and

@@ -56,7 +56,7 @@ void print_algorithms(bool markdown) {
 }
 
 int explain(const std::string& coll_name, double bytes, int p, bool noncommutative,
-            const fabcoll::CostModel& model, const std::string& model_source) {
+            const fabcoll::LinkModel& link, const std::string& model_source) {
   Collective coll = Collective::count_;
   for (int c = 0; c < static_cast<int>(Collective::count_); ++c)
     if (coll_name == fabcoll::collective_name(static_cast<Collective>(c)))
@@ -65,7 +65,8 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     std::fprintf(stderr, "fabcoll-info: unknown collective '%s'\n", coll_name.c_str());
     return 2;
   }
-  fabcoll::sim::World world(p, model);
+  fabcoll::sim::World world(p, link.below);
+  world.comm(0).set_link(link);
   const fabcoll::Comm& comm = world.comm(0);
   fabcoll::CollArgs args;
   args.coll = coll;
@@ -80,15 +81,20 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
   const fabcoll::CostModel& m = comm.model();
   std::printf(
       "# %s of %.0f bytes on p = %d; model alpha = %.3g s, beta = %.3g s/B, gamma = %.3g s/B, "
-      "send overhead o = %.3g s%s%s (%s)\n",
+      "send overhead o = %.3g s%s, local copy delta = %.3g s/B%s (%s)\n",
       coll_name.c_str(), bytes, p, m.alpha, m.beta, m.gamma, m.send_overhead(),
-      m.overhead < 0 ? " (= alpha)" : "",
+      m.overhead < 0 ? " (= alpha)" : "", m.copy,
       m.pull_bytes > 0 ? (", receiver-pulled from " +
                           std::to_string(static_cast<long long>(m.pull_bytes)) + " B")
                              .c_str()
                        : "",
       model_source.c_str());
-  std::printf("%-24s %14s %10s  %s\n", "algorithm", "predicted(us)", "k", "note");
+  if (link.has_break())
+    std::printf(
+        "# protocol break at %.0f B: from there alpha = %.3g s, beta = %.3g s/B (segment "
+        "'above': the algorithm's messages or packets fall there)\n",
+        link.break_bytes, link.above.alpha, link.above.beta);
+  std::printf("%-24s %14s %10s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment", "note");
   const Algorithm* chosen = nullptr;
   try {
     chosen = &fabcoll::select_algorithm(comm, args);
@@ -101,9 +107,10 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     if (a->needs_commutative && noncommutative) note = "excluded: needs a commutative operator";
     if (a->needs_power_of_two && (p & (p - 1)) != 0) note = "excluded: needs p = 2^d";
     if (a == chosen) note = "CHOSEN: least predicted time";
-    std::printf("%-24s %14.3f %10zu  %s\n", text(a->name).c_str(),
-                fabcoll::predicted_cost(comm, *a, args) * 1e6,
-                fabcoll::packet_count(comm, *a, args), note.c_str());
+    const fabcoll::SegmentChoice sc = fabcoll::choose_segment(comm, *a, args);
+    std::printf("%-24s %14.3f %10zu %8s  %s\n", text(a->name).c_str(),
+                fabcoll::predicted_cost(comm, *a, args) * 1e6, sc.packets,
+                sc.above ? "above" : "below", note.c_str());
   }
   return 0;
 }
@@ -253,7 +260,13 @@ int main(int argc, char** argv) {
     const bool oversubscribed =
         fabcoll::tuning::layout_key(p, static_cast<int>(std::thread::hardware_concurrency())) != 0;
     std::string cls = link_class.empty() ? std::string("shm") : link_class;
-    fabcoll::CostModel model = fabcoll::builtin_model(cls, oversubscribed);
+    // Inside a node, messages from the single-copy threshold up are read by their receiver
+    // (as a context with CMA sets it: FABCOLL_SHM_CMA=0 turns CMA off).
+    const double single_copy =
+        cls.starts_with("ofi") ? 0.0 : fabcoll::shm::pull_bytes_from_environment();
+    const double cores = std::max(1u, std::thread::hardware_concurrency());
+    fabcoll::LinkModel model =
+        fabcoll::builtin_link(cls, oversubscribed ? p / cores : 1.0, single_copy);
     std::string source = "built-in defaults (" + cls +
                          (oversubscribed && !cls.starts_with("ofi") ? ", oversubscribed" : "") +
                          ")";
@@ -264,7 +277,9 @@ int main(int argc, char** argv) {
       if (f && !f->links.empty()) {
         if (link_class.empty()) cls = f->links.front().link_class;
         // p ranks on this node: the entry measured in that layout (p ranks on fewer cores).
-        model = fabcoll::tuning::model_for(*f, cls, bytes, p);
+        model = fabcoll::tuning::link_model_for(*f, cls, p)
+                    .value_or(
+                        fabcoll::LinkModel::uniform(fabcoll::tuning::model_for(*f, cls, bytes, p)));
         const fabcoll::tuning::LinkParams* used = fabcoll::tuning::link_for(*f, cls, p);
         source = "tuning file " + tuning_file + ", link " + cls +
                  (used != nullptr ? " measured " + fabcoll::tuning::layout_name(used->local_ranks,
@@ -272,9 +287,7 @@ int main(int argc, char** argv) {
                                   : std::string());
       }
     }
-    // Inside a node, messages from the single-copy threshold up are read by their receiver
-    // (as a context with CMA sets it: FABCOLL_SHM_CMA=0 turns CMA off).
-    if (!cls.starts_with("ofi")) model.pull_bytes = fabcoll::shm::pull_bytes_from_environment();
+    if (!cls.starts_with("ofi")) model.below.pull_bytes = model.above.pull_bytes = single_copy;
     return explain(explain_args[0], bytes, p, noncommutative, model, source);
   }
   std::printf("fabcoll %d.%d.%d\n", FABCOLL_VERSION_MAJOR, FABCOLL_VERSION_MINOR,

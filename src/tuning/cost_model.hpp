@@ -21,8 +21,30 @@ struct CostModel {
   /// read from the sender's buffer), so a sender of several at once pays only o for each and
   /// the receivers copy at the same time. 0: the texts' model, the sender moves every byte.
   double pull_bytes = 0;
+  /// δ: time per byte of a local copy (memcpy) an algorithm makes of its own (packing,
+  /// rotating), s/B. 0: copies are free, as in the texts' model. Charged by the algorithms whose
+  /// copies grow with p (the index all-to-alls copy every block once per round).
+  double copy = 0;
 
   [[nodiscard]] double send_overhead() const { return overhead >= 0 ? overhead : alpha; }
+};
+
+/// A link with a protocol break: messages (and packets) of fewer than break_bytes cost
+/// α + βn of `below`, larger ones of `above` (break_bytes 0: `below` everywhere). The engine
+/// selects with it (tuning::segment_k: each algorithm costed with the segment that holds its
+/// messages), and an algorithm runs with the segment's model it was costed with.
+struct LinkModel {
+  CostModel below;
+  CostModel above;
+  double break_bytes = 0;
+
+  /// One segment: the texts' model.
+  static LinkModel uniform(const CostModel& m) { return LinkModel{m, m, 0}; }
+  [[nodiscard]] bool has_break() const { return break_bytes > 0; }
+  /// The segment that holds a message of `bytes`.
+  [[nodiscard]] const CostModel& at(double bytes) const {
+    return has_break() && bytes >= break_bytes ? above : below;
+  }
 };
 
 /// The built-in defaults per link class ("shm", or "ofi/<provider>" for the fabric), used
@@ -32,10 +54,37 @@ struct CostModel {
 /// oversubscribed (more ranks on the node than cores): shm α = 3 us, o = 0.2 us. Each message
 /// hop then waits for the receiver to be scheduled: the dissemination barrier took 6.2 us for
 /// its 2 rounds at p = 4 on 2 cores, and calibrate measured α = 2.6 us, o = 0.2 us there.
+/// δ (local copies): memcpy of 4 KiB … 4 MiB, the buffer in cache, one core: 39–56 GB/s,
+/// 1.8–2.6e-11 s/B (12 GB/s out of cache at 16 MiB).
+inline constexpr double kBuiltinCopy = 2e-11;
 inline CostModel builtin_model(std::string_view link_class, bool oversubscribed = false) {
-  if (link_class.starts_with("ofi")) return CostModel{10e-6, 4e-10, 1e-10};
-  if (oversubscribed) return CostModel{3e-6, 1.5e-10, 1e-10, 2e-7};
-  return CostModel{1e-6, 1.5e-10, 1e-10, 1e-7};
+  if (link_class.starts_with("ofi")) return CostModel{10e-6, 4e-10, 1e-10, -1, 0, kBuiltinCopy};
+  if (oversubscribed) return CostModel{3e-6, 1.5e-10, 1e-10, 2e-7, 0, kBuiltinCopy};
+  return CostModel{1e-6, 1.5e-10, 1e-10, 1e-7, 0, kBuiltinCopy};
+}
+
+/// The built-in link of a class: builtin_model, and inside a node whose messages from
+/// `single_copy_bytes` up (0: none) go single-copy (a request-to-send, the receiver's CMA read,
+/// a completion back to the sender) a second segment from there when the node is oversubscribed
+/// (ranks_per_core > 1): each such message then waits for two more wake-ups, the receiver's
+/// and the sender's, each behind the other ranks of its core. α above the break = α +
+/// 3.4 us × ranks per core. Measured: pairwise all-to-all at 24 KiB (its messages 24 KiB), the
+/// single-copy threshold set below (4 KiB) and above (1 MiB) the message size, three alternating
+/// runs each: p = 4 on 2 cores 45.0 against 24.7 us over 3 rounds (+6.8 us a message), p = 8
+/// 176.9 against 94.0 us over 7 rounds (+11.9 us); with a core per rank (p = 2) 4.5 against
+/// 4.3 us, within the noise, so one segment there.
+inline LinkModel builtin_link(std::string_view link_class, double ranks_per_core,
+                              double single_copy_bytes) {
+  const bool oversubscribed = ranks_per_core > 1;
+  CostModel below = builtin_model(link_class, oversubscribed);
+  // A rank's copies share its core with the other ranks on it, which copy at the same time in
+  // the collectives that copy much (every rank of an all-to-all packs alike).
+  if (oversubscribed) below.copy *= ranks_per_core;
+  if (link_class.starts_with("ofi") || !oversubscribed || !(single_copy_bytes > 0))
+    return LinkModel::uniform(below);
+  CostModel above = below;
+  above.alpha = below.alpha + 3.4e-6 * ranks_per_core;
+  return LinkModel{below, above, single_copy_bytes};
 }
 
 }  // namespace fabcoll

@@ -57,7 +57,11 @@ double mean_message_bytes(const Algorithm& alg, double n, int p, const CostModel
   q.m.beta = m.beta + db;
   const double bytes = (alg.cost(q) - t) / db;
   if (!(latencies > 0.5) || !(bytes >= 0)) return n;  // no message latency: take the whole size
-  return bytes / latencies;
+  // Messages are whole bytes: a size that the finite differences put a rounding error away
+  // from an integer is that integer (the hypercube all-to-all's np/2 at a break of np/2).
+  const double mean = bytes / latencies;
+  const double whole = std::round(mean);
+  return std::fabs(mean - whole) <= 1e-6 * std::max(1.0, mean) ? whole : mean;
 }
 
 PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
@@ -72,23 +76,24 @@ PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& b
     if (fits_below && fits_above) {
       CostQuery qb = query(n, p, below), qa = query(n, p, above);
       qb.k = qa.k = 1;
-      return alg.cost(qa) < alg.cost(qb) ? PacketChoice{1, above} : PacketChoice{1, below};
+      return alg.cost(qa) < alg.cost(qb) ? PacketChoice{1, above, true}
+                                         : PacketChoice{1, below, false};
     }
-    if (fits_below != fits_above) return {1, fits_below ? below : above};
-    return {1, n >= break_bytes ? above : below};
+    if (fits_below != fits_above) return {1, fits_below ? below : above, !fits_below};
+    return {1, n >= break_bytes ? above : below, n >= break_bytes};
   }
   // From here: no break (any algorithm), or a pipelined algorithm.
-  if (!(break_bytes > 0 && n >= break_bytes)) return {selector_k(alg, n, p, below), below};
+  if (!(break_bytes > 0 && n >= break_bytes)) return {selector_k(alg, n, p, below), below, false};
   const double max_k = std::max(1.0, std::floor(n));
   std::vector<PacketChoice> cands;
-  const auto add = [&](double k, const CostModel& m) {
-    cands.push_back({std::clamp(std::round(k), 1.0, max_k), m});
+  const auto add = [&](double k, bool up) {
+    cands.push_back({std::clamp(std::round(k), 1.0, max_k), up ? above : below, up});
   };
-  if (const double k = selector_k(alg, n, p, below); std::ceil(n / k) < break_bytes) add(k, below);
-  if (const double k = selector_k(alg, n, p, above); std::ceil(n / k) >= break_bytes) add(k, above);
+  if (const double k = selector_k(alg, n, p, below); std::ceil(n / k) < break_bytes) add(k, false);
+  if (const double k = selector_k(alg, n, p, above); std::ceil(n / k) >= break_bytes) add(k, true);
   const double at = std::max(1.0, std::floor(n / break_bytes));  // packets >= break_bytes
-  add(at, above);
-  if (at + 1 <= max_k) add(at + 1, below);  // packets < break_bytes
+  add(at, true);
+  if (at + 1 <= max_k) add(at + 1, false);  // packets < break_bytes
   PacketChoice best = cands.front();
   double best_cost = std::numeric_limits<double>::infinity();
   for (const PacketChoice& c : cands) {
@@ -166,7 +171,8 @@ const Algorithm* fastest_by(Collective c, int p, bool commutative, const Cost& c
 }
 
 template <class Win>
-std::vector<CrossoverSegment> table_by(const Win& win, const CrossoverOptions& opts) {
+std::vector<CrossoverSegment> table_by(const Win& win, const CrossoverOptions& opts,
+                                       std::vector<double> extra = {}) {
   std::vector<CrossoverSegment> out;
   const double n_min = std::max(1.0, std::floor(opts.n_min));
   const double n_max = std::max(n_min + 1, std::floor(opts.n_max));
@@ -183,6 +189,11 @@ std::vector<CrossoverSegment> table_by(const Win& win, const CrossoverOptions& o
     const double n = std::floor(x);
     if (scan.empty() || n > scan.back()) scan.push_back(n);
   }
+  // Sizes where a cost jumps (a protocol break): a winner may hold between two of them only.
+  for (const double n : extra)
+    if (n >= n_min && n < n_max) scan.push_back(std::floor(n));
+  std::sort(scan.begin(), scan.end());
+  scan.erase(std::unique(scan.begin(), scan.end()), scan.end());
   const Algorithm* prev = nullptr;
   double prev_n = 0;
   for (double n : scan) {
@@ -234,7 +245,19 @@ std::vector<CrossoverSegment> crossover_table(Collective c, int p, const CostMod
 
 std::vector<CrossoverSegment> crossover_table(Collective c, int p, const LinkModel& link,
                                               const CrossoverOptions& opts) {
-  return table_by([&](double n) { return fastest(c, n, p, link, opts.commutative); }, opts);
+  // An algorithm's messages are n·j/q bytes for small j, q (n/p, n/2, n, np/2, …): they cross
+  // the break at n = break·m/p for some m, where its cost jumps. A winner can hold between two
+  // such sizes only, so those sizes (and the size before each) join the scan.
+  std::vector<double> jumps;
+  if (link.break_bytes > 0) {
+    for (int m = 1; m <= 2 * p * p; ++m) {
+      const double n = std::ceil(link.break_bytes * m / p);
+      jumps.push_back(n - 1);
+      jumps.push_back(n);
+    }
+  }
+  return table_by([&](double n) { return fastest(c, n, p, link, opts.commutative); }, opts,
+                  std::move(jumps));
 }
 
 const Algorithm* table_lookup(const std::vector<CrossoverSegment>& table, double n) {

@@ -14,6 +14,8 @@
 
 namespace fabcoll::tuning {
 
+using fabcoll::LinkModel;  // cost_model.hpp: the engine selects with it too
+
 /// Which algorithms may compete (the selector's exclusions).
 struct CrossoverOptions {
   bool commutative = true;  // false: leave out algorithms that need a commutative operator
@@ -46,6 +48,7 @@ double mean_message_bytes(const Algorithm& alg, double n, int p, const CostModel
 struct PacketChoice {
   double k = 1;
   CostModel m;
+  bool above = false;  // m is the upper segment's
 };
 /// The packet count for alg at n bytes under a link model with a protocol break at break_bytes
 /// (0: none), `below` and `above` the models of the two segments. A pipelined algorithm's
@@ -60,13 +63,6 @@ struct PacketChoice {
 /// message, mean_message_bytes under that model (both hold it: the cheaper; neither: n's).
 PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
                        const CostModel& above, double break_bytes);
-/// A link with a protocol break: messages (and packets) of fewer than break_bytes cost
-/// α + βn of `below`, larger ones of `above` (break_bytes 0: `below` everywhere).
-struct LinkModel {
-  CostModel below;
-  CostModel above;
-  double break_bytes = 0;
-};
 /// Predicted seconds of alg at n bytes on p ranks on a link with a break: the model of n's
 /// segment, and for a pipelined algorithm the packet count of segment_k (its packets costed
 /// with the model of their own size).

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -339,7 +340,21 @@ CostModel model_for(const TuningFile& f, std::string_view link_class, double typ
     m.beta = hit->beta_above;
   }
   if (const auto g = gamma_for(f, "sum", "float64")) m.gamma = *g;
+  // δ: the measured local copy (files before it: the built-in value). Measured by one rank
+  // alone; where the layout time-shares cores, every rank of an all-to-all copies at once.
+  m.copy = gamma_for(f, "copy", "byte").value_or(kBuiltinCopy);
+  if (hit->local_ranks > 0 && f.machine.cores > 0 && hit->local_ranks > f.machine.cores)
+    m.copy *= static_cast<double>(hit->local_ranks) / f.machine.cores;
   return m;
+}
+
+std::optional<LinkModel> link_model_for(const TuningFile& f, std::string_view link_class,
+                                        int local_ranks) {
+  const LinkParams* hit = link_for(f, link_class, local_ranks);
+  if (hit == nullptr) return std::nullopt;
+  const double brk = std::max(hit->break_bytes, 0.0);
+  return LinkModel{model_for(f, link_class, 0, local_ranks),
+                   model_for(f, link_class, brk, local_ranks), brk};
 }
 
 }  // namespace fabcoll::tuning

@@ -11,7 +11,8 @@
 //                  time-sharing its cores), "layout" (text, informational),
 //                  "overhead" (optional: the sender's time per message, LogP's o, in [0, alpha];
 //                  absent: not measured, o = alpha) } ],
-//     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ],
+//     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",
+//                "datatype": "byte", "gamma" }: δ, a local memcpy per byte),
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],
 //     "crossovers": [ { "collective", "p", "link",
 //                       "segments": [ { "algorithm", "lo", "hi" } ] } ],
@@ -147,7 +148,9 @@ std::optional<TuningFile> load_tuning(std::string& notice);
 
 /// The cost model for a link class: an exact class match, else the first class with the same
 /// prefix before '/' ("ofi" matches "ofi/sockets"), else CostModel{} (built-in defaults).
-/// gamma is the file's measured γ for (sum, float64) when present, else the link's own γ.
+/// gamma is the file's measured γ for (sum, float64) when present, else the link's own γ; copy
+/// (δ) the file's (copy, byte) entry, else kBuiltinCopy, times the ranks per core of an
+/// oversubscribed layout.
 /// A protocol break is not representable in one CostModel: α and β come from the segment
 /// that holds `typical_bytes` (default: below the break). The sender's overhead o is the link's
 /// (one value for both segments; -1, o = α, when the file does not have it).
@@ -157,6 +160,10 @@ std::optional<TuningFile> load_tuning(std::string& notice);
 /// the nearest local_ranks; else the quiet entry; else the class's first entry.
 CostModel model_for(const TuningFile& f, std::string_view link_class, double typical_bytes = 0,
                     int local_ranks = 0);
+/// Both segments of the link model_for describes and its break (one segment when the entry has
+/// none): what the engine selects with. std::nullopt when f has no entry for the class.
+std::optional<LinkModel> link_model_for(const TuningFile& f, std::string_view link_class,
+                                        int local_ranks = 0);
 /// The entry model_for uses (nullptr: none, built-in defaults).
 const LinkParams* link_for(const TuningFile& f, std::string_view link_class, int local_ranks = 0);
 

@@ -71,6 +71,36 @@ TEST(SimCost, RegistryFormulaAgreesWithTheSimForEveryExactAlgorithm) {
   }
 }
 
+// The model's local-copy term (CostModel::copy, δ; the texts leave copies out): in every
+// all-to-all formula it is δ times the bytes the algorithm copies, counted on the sim
+// (Channel::copy) on the rank that copies most, at every p (odd, even, prime, 2^d).
+TEST(SimCost, AlltoallCopyTermIsTheBytesItCopies) {
+  CostModel with = kModel;
+  with.copy = 1.0 / 1024;  // small beside β: grid_nd keeps the sides it picks without δ
+  const std::size_t block = 4096;
+  int checked = 0;
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->coll != Collective::alltoall) continue;
+    for (const int p : {1, 2, 3, 4, 5, 6, 7, 8, 12, 16}) {
+      if (alg->needs_power_of_two && (p & (p - 1)) != 0) continue;
+      const sim::Stats st = run_for_cost(*alg, p, block, with, true);
+      std::uint64_t most = 0;
+      for (const std::uint64_t b : st.bytes_copied) most = std::max(most, b);
+      CostQuery q;
+      q.n = static_cast<double>(block);
+      q.p = p;
+      q.m = with;
+      const double t_with = alg->cost(q);
+      q.m = kModel;
+      const double t_without = alg->cost(q);
+      EXPECT_NEAR((t_with - t_without) / with.copy, static_cast<double>(most), 1e-6 * most)
+          << alg->name << " p=" << p;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
+
 TEST(SimScale, PhantomBinomialBroadcastAt4096RanksIsFast) {
   const auto t0 = std::chrono::steady_clock::now();
   const sim::Stats st =

@@ -495,6 +495,54 @@ TEST(Crossover, WholeMessagesAreCostedWithTheSegmentThatHoldsThem) {
   EXPECT_EQ(algorithm_cost(*binomial, 1024, 8, link), binomial->cost(q));
 }
 
+// The run-time selector costs with both segments of its communicator's link, as the tables and
+// the validation do: every algorithm's predicted cost is algorithm_cost under the LinkModel,
+// and the choice is the fastest under it (up to ties within rounding).
+TEST(Crossover, RunTimeSelectorCostsWithTheLinksSegments) {
+  const CostModel below{3e-6, 1.5e-10, 1e-10, 2e-7, 32768, 4e-11};
+  CostModel above = below;
+  above.alpha = 16.6e-6;
+  const LinkModel link{below, above, 32768};
+  for (const int p : {2, 4, 8}) {
+    sim::World world(p, below);
+    world.comm(0).set_link(link);
+    const Comm& comm = world.comm(0);
+    for (const Collective c :
+         {Collective::bcast, Collective::allreduce, Collective::alltoall, Collective::allgather}) {
+      for (double n : log_sizes(64, double(1 << 22), 8)) {
+        CollArgs args;
+        args.coll = c;
+        args.elem_size = 1;
+        args.count = static_cast<std::size_t>(n);
+        args.op = ReduceOp(FC_SUM, FC_UINT8);
+        for (const Algorithm* a : all_algorithms()) {
+          if (a->coll != c || (a->needs_power_of_two && (p & (p - 1)) != 0)) continue;
+          EXPECT_NEAR(predicted_cost(comm, *a, args) / algorithm_cost(*a, n, p, link), 1.0, 1e-12)
+              << a->name << " p=" << p << " n=" << n;
+        }
+        const Algorithm& sel = select_algorithm(comm, args);
+        const Algorithm* want = fastest(c, n, p, link, true);
+        ASSERT_NE(want, nullptr);
+        EXPECT_NEAR(algorithm_cost(sel, n, p, link) / algorithm_cost(*want, n, p, link), 1.0,
+                    kTieTolerance)
+            << collective_name(c) << " p=" << p << " n=" << n;
+      }
+    }
+  }
+  // The oversubscribed built-in link: the hypercube all-to-all's messages of p/2 blocks of
+  // 8 KiB (32 KiB) pay the single-copy latency at p = 8, and the direct exchange wins.
+  sim::World world(8, below);
+  world.comm(0).set_link(builtin_link("shm", 4.0, 32768));
+  CollArgs args;
+  args.coll = Collective::alltoall;
+  args.elem_size = 1;
+  args.count = 8192;
+  const SegmentChoice hyper =
+      choose_segment(world.comm(0), *find_algorithm(Collective::alltoall, "hypercube"), args);
+  EXPECT_TRUE(hyper.above);
+  EXPECT_NE(select_algorithm(world.comm(0), args).name, "hypercube");
+}
+
 // The calibration's tables under a link with a break: one scan costing every algorithm as the
 // validation predicts it (segment_k per size), so the table's choice is the predicted fastest
 // at every size on both sides of the break.
@@ -513,7 +561,8 @@ TEST(Crossover, LinkModelTableIsTheFastestUnderSegmentCosts) {
         if (got != want) {  // only a tie within rounding may differ
           EXPECT_NEAR(algorithm_cost(*got, n, p, link) / algorithm_cost(*want, n, p, link), 1.0,
                       1e-6)
-              << collective_name(c) << " p = " << p << " n = " << n;
+              << collective_name(c) << " p = " << p << " n = " << n << ": table " << got->name
+              << ", fastest " << want->name;
         }
       }
       // Below the break and without one: the plain table of the lower model.

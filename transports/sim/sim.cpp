@@ -180,6 +180,8 @@ Stats World::run(const std::function<Task<>(Comm&)>& fn, const std::vector<doubl
   stats_.rank_finish.assign(np, 0.0);
   stats_.messages_sent.assign(np, 0);
   stats_.bytes_sent.assign(np, 0);
+  std::vector<std::uint64_t> copied0(np);
+  for (std::size_t r = 0; r < np; ++r) copied0[r] = comms_[r]->bytes_copied();
   finished_.assign(np, false);
   errors_.assign(np, nullptr);
   std::fill(depth_.begin(), depth_.end(), 0);
@@ -220,8 +222,10 @@ Stats World::run(const std::function<Task<>(Comm&)>& fn, const std::vector<doubl
       tasks[static_cast<std::size_t>(e.src)].start();
     }
   }
+  stats_.bytes_copied.assign(np, 0);
   for (int r = 0; r < p_; ++r) {
     const auto ur = static_cast<std::size_t>(r);
+    stats_.bytes_copied[ur] = comms_[ur]->bytes_copied() - copied0[ur];
     stats_.rank_finish[ur] -= t0;
     stats_.finish_time = std::max(stats_.finish_time, stats_.rank_finish[ur]);
     stats_.total_messages += stats_.messages_sent[ur];

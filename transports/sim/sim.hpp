@@ -29,6 +29,7 @@ struct Stats {
   std::vector<double> rank_finish;           // per rank
   std::vector<std::uint64_t> messages_sent;  // per rank
   std::vector<std::uint64_t> bytes_sent;     // per rank
+  std::vector<std::uint64_t> bytes_copied;   // per rank: local copies (Channel::copy)
   std::uint64_t total_messages = 0;
   std::uint64_t total_bytes = 0;
   // Communication rounds: the longest chain of messages in which each one is sent after the
@@ -101,7 +102,7 @@ class World final : public Executor {
   // per rank
   std::vector<double> send_free_, recv_free_;
   std::vector<int> depth_, send_depth_, recv_depth_;
-  std::vector<std::vector<PostedOp*>> posted_;          // posted receives, in order
+  std::vector<std::vector<PostedOp*>> posted_;  // posted receives, in order
   std::vector<std::vector<std::unique_ptr<Message>>> unexpected_;
   Stats stats_;
   std::vector<bool> finished_;

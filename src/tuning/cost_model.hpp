@@ -63,25 +63,37 @@ inline CostModel builtin_model(std::string_view link_class, bool oversubscribed 
   return CostModel{1e-6, 1.5e-10, 1e-10, 1e-7, 0, kBuiltinCopy};
 }
 
-/// The built-in link of a class: builtin_model, and inside a node whose messages from
-/// `single_copy_bytes` up (0: none) go single-copy (a request-to-send, the receiver's CMA read,
-/// a completion back to the sender) a second segment from there when the node is oversubscribed
-/// (ranks_per_core > 1): each such message then waits for two more wake-ups, the receiver's
-/// and the sender's, each behind the other ranks of its core. α above the break = α +
-/// 3.4 us × ranks per core. Measured: pairwise all-to-all at 24 KiB (its messages 24 KiB), the
-/// single-copy threshold set below (4 KiB) and above (1 MiB) the message size, three alternating
-/// runs each: p = 4 on 2 cores 45.0 against 24.7 us over 3 rounds (+6.8 us a message), p = 8
-/// 176.9 against 94.0 us over 7 rounds (+11.9 us); with a core per rank (p = 2) 4.5 against
-/// 4.3 us, within the noise, so one segment there.
+/// The built-in link of a class: builtin_model, for shm with ranks_per_core ranks sharing each
+/// core (> 1: oversubscribed) scaled from the layout it was measured in, and a second segment
+/// from `single_copy_bytes` (0: none) up when oversubscribed.
+///
+/// Scaling: the oversubscribed model was measured at p = 4 on 2 cores (2 ranks per core). With
+/// r ranks per core every rank waits behind r - 1 others for each wake-up and gets 1/r of a
+/// core for each copy, so α, β, γ and o scale by r/2 and δ (measured by one rank alone) by r.
+/// Measured at p = 8 on 2 cores (r = 4), pairwise all-to-all with the rings (single copy off),
+/// 7 rounds: 50 us at 4 KiB and 94 us at 24 KiB, i.e. α ≈ 6.7 us and β ≈ 3.1e-10 s/B a round,
+/// about twice p = 4's 3 us and 1.5e-10.
+///
+/// The break: messages from the single-copy threshold go as a request-to-send, the receiver's
+/// CMA read and a completion back to the sender; each waits for two more wake-ups, each
+/// behind the other ranks of its core: α above the break = α + 3.4 us × r. Measured: pairwise
+/// all-to-all at 24 KiB (its messages 24 KiB), the single-copy threshold set below (4 KiB) and
+/// above (1 MiB) the message size, three alternating runs each: p = 4 on 2 cores 45.0 against
+/// 24.7 us over 3 rounds (+6.8 us a message), p = 8 176.9 against 94.0 us over 7 rounds
+/// (+11.9 us); with a core per rank (p = 2) 4.5 against 4.3 us, within the noise, so one
+/// segment there.
 inline LinkModel builtin_link(std::string_view link_class, double ranks_per_core,
                               double single_copy_bytes) {
   const bool oversubscribed = ranks_per_core > 1;
   CostModel below = builtin_model(link_class, oversubscribed);
-  // A rank's copies share its core with the other ranks on it, which copy at the same time in
-  // the collectives that copy much (every rank of an all-to-all packs alike).
-  if (oversubscribed) below.copy *= ranks_per_core;
-  if (link_class.starts_with("ofi") || !oversubscribed || !(single_copy_bytes > 0))
-    return LinkModel::uniform(below);
+  if (link_class.starts_with("ofi") || !oversubscribed) return LinkModel::uniform(below);
+  const double s = ranks_per_core / 2;
+  below.alpha *= s;
+  below.beta *= s;
+  below.gamma *= s;
+  below.overhead *= s;
+  below.copy *= ranks_per_core;
+  if (!(single_copy_bytes > 0)) return LinkModel::uniform(below);
   CostModel above = below;
   above.alpha = below.alpha + 3.4e-6 * ranks_per_core;
   return LinkModel{below, above, single_copy_bytes};

@@ -143,6 +143,8 @@ Task<> alltoall_pairwise_xor(Channel& ch, ConstBytes send, MutableBytes recv, st
 Task<> alltoall_circular(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
 Task<> alltoall_hypercube(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
 Task<> alltoall_bruck(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
+extern const Algorithm kAlltoallPostAll;
+Task<> alltoall_post_all(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
 extern const Algorithm kAlltoallGrid;
 Task<> alltoall_grid(Channel& ch, ConstBytes send, MutableBytes recv, std::size_t block);
 extern const Algorithm kAlltoallGridNd;

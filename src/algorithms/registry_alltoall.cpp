@@ -14,6 +14,7 @@ std::span<const Algorithm* const> alltoall_algorithms() {
       &algorithms::kAlltoallBruck,
       &algorithms::kAlltoallGrid,
       &algorithms::kAlltoallGridNd,
+      &algorithms::kAlltoallPostAll,  // after the others: ties go to the texts' algorithms
       &algorithms::kAlltoallvDirect,
       &algorithms::kAlltoallvTwoPhase,
       &algorithms::kReduceScatterRecursiveHalving,

@@ -64,6 +64,30 @@ TEST(Alltoall, CircularMatchesSection13_6_1) {
   }
 }
 
+TEST(Alltoall, PostAllMatchesTheOnePortModel) {
+  // In the texts' model (o = α, no receiver-pulled messages) the sends of each rank follow one
+  // another as the circular algorithm's rounds: (p - 1)(α + βn), exactly.
+  for (int p = 1; p <= 40; ++p) {
+    for (const std::size_t bytes : {8u, 800u}) {
+      const sim::Stats st = run_for_cost(algorithms::kAlltoallPostAll, p, bytes, kModel, false);
+      EXPECT_EQ(st.finish_time, (p - 1) * (kModel.alpha + kModel.beta * double(bytes))) << p;
+      EXPECT_EQ(st.finish_time, algorithms::kAlltoallPostAll.cost(query(double(bytes), p)));
+      EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p) * (p - 1));
+    }
+  }
+  // With the sender's overhead o apart from α: the last send leaves after p - 2 others, and
+  // receiver-pulled messages cost their sender o each while the receivers copy.
+  CostModel m = kModel;
+  m.overhead = 0.5;
+  CostQuery q = query(800, 8);
+  q.m = m;
+  EXPECT_EQ(algorithms::kAlltoallPostAll.cost(q), 4.0 + 200.0 + 6 * (0.5 + 200.0));
+  q.m.pull_bytes = 512;
+  EXPECT_EQ(algorithms::kAlltoallPostAll.cost(q), 4.0 + 6 * 0.5 + 7 * 200.0);
+  q.m.pull_bytes = 1024;  // 800 B are below it: written by their sender
+  EXPECT_EQ(algorithms::kAlltoallPostAll.cost(q), 4.0 + 200.0 + 6 * (0.5 + 200.0));
+}
+
 TEST(Alltoall, HypercubeMatchesSection13_6_2) {
   // eq. (13.4): log p (α + βnp/2), exactly, and log p rounds of p/2 blocks each way.
   for (int d = 0; d <= 9; ++d) {

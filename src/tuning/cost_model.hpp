@@ -57,10 +57,15 @@ struct LinkModel {
 /// δ (local copies): memcpy of 4 KiB … 4 MiB, the buffer in cache, one core: 39–56 GB/s,
 /// 1.8–2.6e-11 s/B (12 GB/s out of cache at 16 MiB).
 inline constexpr double kBuiltinCopy = 2e-11;
+/// γ: the AVX2 reduction kernels (fabcoll-calibrate's γ phase, rank 0 alone, 16 KiB … 4 MiB):
+/// sum float64 2.5e-11, float32 3.0e-11, int32 3.3e-11, max float64 3.3e-11 s/B; 1e-10
+/// before the kernels were built for AVX2. Oversubscribed (measured at 2 ranks per core): 2×.
+inline constexpr double kBuiltinGamma = 2.5e-11;
 inline CostModel builtin_model(std::string_view link_class, bool oversubscribed = false) {
-  if (link_class.starts_with("ofi")) return CostModel{10e-6, 4e-10, 1e-10, -1, 0, kBuiltinCopy};
-  if (oversubscribed) return CostModel{3e-6, 1.5e-10, 1e-10, 2e-7, 0, kBuiltinCopy};
-  return CostModel{1e-6, 1.5e-10, 1e-10, 1e-7, 0, kBuiltinCopy};
+  if (link_class.starts_with("ofi"))
+    return CostModel{10e-6, 4e-10, kBuiltinGamma, -1, 0, kBuiltinCopy};
+  if (oversubscribed) return CostModel{3e-6, 1.5e-10, 2 * kBuiltinGamma, 2e-7, 0, kBuiltinCopy};
+  return CostModel{1e-6, 1.5e-10, kBuiltinGamma, 1e-7, 0, kBuiltinCopy};
 }
 
 /// The built-in link of a class: builtin_model, for shm with ranks_per_core ranks sharing each

@@ -45,10 +45,15 @@ Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceO
   const int t = cube.vrank(root_in_cube);  // where the result is gathered
   const auto forward_step = static_cast<std::uint32_t>(2 * d + 2);
 
+  // The partial result is written into acc; until the first combine its bytes are still
+  // `in`'s, so cur (what this rank sends and combines from) is `in` itself: no copy of the
+  // input, and the first sends go from the caller's untouched buffer. At the root `in` may
+  // alias `out` (= acc): combine_into takes aliased operands, and a piece is only written once
+  // the send of the other piece has completed.
   const MutableBytes acc = me == root ? out : ch.scratch(n);
-  ch.copy(acc, in);  // `in` may alias `out` at the root: never read after this
+  ConstBytes cur = in;
   if (cube.is_extra(me)) {
-    Transfer fold = ch.send(me + 1, acc, 0);
+    Transfer fold = ch.send(me + 1, in, 0);
     co_await fold;
     if (me == root) {
       Transfer res = ch.recv(root_in_cube, out, forward_step);
@@ -60,8 +65,9 @@ Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceO
   if (cube.has_extra(me)) {
     Transfer fold = ch.recv(me - 1, tmp, 0);
     co_await fold;
-    Transfer work = ch.combine_left(op, tmp, acc);  // the extra rank is the lower one
+    Transfer work = ch.combine_into(op, tmp, cur, acc);  // the extra rank is the lower one
     co_await work;
+    cur = acc;
   }
 
   const int v = cube.vrank(me);
@@ -77,14 +83,17 @@ Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceO
     hi[j + 1] = lower ? mid : hi[j];
     const auto step = static_cast<std::uint32_t>(1 + j);
     Transfer give =
-        ch.send(partner, elems_of(acc, es, lower ? mid : lo[j], lower ? hi[j] : mid), step);
+        ch.send(partner, elems_of(cur, es, lower ? mid : lo[j], lower ? hi[j] : mid), step);
     Transfer take = ch.recv(partner, elems_of(tmp, es, lo[j + 1], hi[j + 1]), step);
     co_await give;
     co_await take;
-    const MutableBytes mine = elems_of(acc, es, lo[j + 1], hi[j + 1]);
-    const MutableBytes theirs = elems_of(tmp, es, lo[j + 1], hi[j + 1]);
-    Transfer work = lower ? ch.combine_right(op, mine, theirs) : ch.combine_left(op, theirs, mine);
+    const ConstBytes mine = elems_of(cur, es, lo[j + 1], hi[j + 1]);
+    const ConstBytes theirs = elems_of(ConstBytes(tmp), es, lo[j + 1], hi[j + 1]);
+    const MutableBytes into = elems_of(acc, es, lo[j + 1], hi[j + 1]);
+    Transfer work =
+        lower ? ch.combine_into(op, mine, theirs, into) : ch.combine_into(op, theirs, mine, into);
     co_await work;
+    cur = acc;
   }
   // Whole-piece steps (Fig. 6's first branch): the rank off the target's side sends and stops.
   const std::size_t plo = lo[halvings];
@@ -94,17 +103,19 @@ Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceO
     const int partner = cube.rank(Hypercube::partner(v, j));
     const auto step = static_cast<std::uint32_t>(1 + j);
     if ((v & bit) != (t & bit)) {
-      Transfer give = ch.send(partner, elems_of(acc, es, plo, phi), step);
+      Transfer give = ch.send(partner, elems_of(cur, es, plo, phi), step);
       co_await give;
       co_return;
     }
     Transfer take = ch.recv(partner, elems_of(tmp, es, plo, phi), step);
     co_await take;
-    const MutableBytes mine = elems_of(acc, es, plo, phi);
-    const MutableBytes theirs = elems_of(tmp, es, plo, phi);
-    Transfer work =
-        (v & bit) == 0 ? ch.combine_right(op, mine, theirs) : ch.combine_left(op, theirs, mine);
+    const ConstBytes mine = elems_of(cur, es, plo, phi);
+    const ConstBytes theirs = elems_of(ConstBytes(tmp), es, plo, phi);
+    const MutableBytes into = elems_of(acc, es, plo, phi);
+    Transfer work = (v & bit) == 0 ? ch.combine_into(op, mine, theirs, into)
+                                   : ch.combine_into(op, theirs, mine, into);
     co_await work;
+    cur = acc;
   }
   // Gather back through the halving steps (the minimum spanning tree of Fig. 5).
   for (int j = halvings - 1; j >= 0; --j) {
@@ -122,7 +133,8 @@ Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceO
         ch.recv(partner, elems_of(acc, es, lower ? mid : lo[j], lower ? hi[j] : mid), step);
     co_await take;
   }
-  // Only the rank at cube position t gets here, holding the whole result.
+  // Only the rank at cube position t gets here, holding the whole result (p = 1: still `in`).
+  if (cur.data() != acc.data()) ch.copy(acc, cur);
   if (me != root) {
     Transfer fwd = ch.send(root, acc, forward_step);
     co_await fwd;

@@ -193,6 +193,7 @@ int main() {
   const Case cases[] = {
       {Coll::reduce, "binomial", false},
       {Coll::reduce, "rabenseifner", false},
+      {Coll::reduce, "hybrid", false},  // no fold: combines from the caller's input
       {Coll::allreduce, "rabenseifner", false},
       {Coll::allreduce, "hybrid", false},
       {Coll::allreduce, "recursive_doubling", false},

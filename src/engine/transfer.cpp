@@ -28,6 +28,17 @@ void RecvFold::apply(std::size_t offset, const std::byte* data, std::size_t len)
   }
 }
 
+void RecvFold::apply_landed(std::size_t offset, std::size_t len) const {
+  const std::size_t es = op->elem_size();
+  std::byte* o = out + offset;
+  const std::byte* oth = other + offset;
+  if (received_left) {
+    op->combine_right(o, oth, len / es);  // out = recv ⊕ other, recv in out
+  } else {
+    op->combine_left(oth, o, len / es);  // out = other ⊕ recv
+  }
+}
+
 void Transfer::release() noexcept {
   if (op_ == nullptr) return;
   if (!op_->finished() && op_->transport != nullptr) {

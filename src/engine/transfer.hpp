@@ -53,6 +53,9 @@ struct RecvFold {
   /// out[offset, offset + len) = recv ⊕ other (or other ⊕ recv) over those bytes, where
   /// data holds the received bytes [offset, offset + len); len is whole elements.
   void apply(std::size_t offset, const std::byte* data, std::size_t len) const;
+  /// The same where the received bytes already sit in out[offset, offset + len) (a transport
+  /// that reads straight into out; only when other is disjoint from out).
+  void apply_landed(std::size_t offset, std::size_t len) const;
 };
 enum class OpState : std::uint8_t { pending, done, failed };
 

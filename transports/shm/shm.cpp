@@ -433,13 +433,17 @@ int Endpoint::cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t s
     // matrices of int32, is then never cut either).
     const std::size_t chunk =
         std::max(es, std::max<std::size_t>(fold_chunk_ / 4096, 1) * 4096 / es * es);
-    if (fold_buf_.size() < chunk) fold_buf_.resize(chunk);
+    // other disjoint from out: each chunk lands in out itself and is folded there (out's lines
+    // are then in this core's cache, written once; no staging buffer).
+    const bool landed = op->fold.other != op->fold.out;
+    if (!landed && fold_buf_.size() < chunk) fold_buf_.resize(chunk);
     while (off < size) {
       // Read one chunk of whole elements (the last may be short), then fold it.
       const std::size_t want = std::min<std::uint64_t>(chunk, size - off);
       std::size_t have = 0;
+      std::byte* const dst = landed ? op->fold.out + off : fold_buf_.data();
       while (have < want) {
-        iovec local{fold_buf_.data() + have, want - have};
+        iovec local{dst + have, want - have};
         iovec remote{reinterpret_cast<void*>(addr + off + have), want - have};
         const ssize_t got = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
         if (got < 0) {
@@ -449,7 +453,12 @@ int Endpoint::cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t s
         if (got == 0) return EFAULT;
         have += static_cast<std::size_t>(got);
       }
-      deliver(op, off, fold_buf_.data(), want);
+      if (landed) {
+        op->fold.apply_landed(off, want);
+        stats_.bytes_folded += want;
+      } else {
+        deliver(op, off, fold_buf_.data(), want);
+      }
       off += want;
     }
     return 0;

@@ -50,7 +50,6 @@ Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceO
   // input, and the first sends go from the caller's untouched buffer. At the root `in` may
   // alias `out` (= acc): combine_into takes aliased operands, and a piece is only written once
   // the send of the other piece has completed.
-  const MutableBytes acc = me == root ? out : ch.scratch(n);
   ConstBytes cur = in;
   if (cube.is_extra(me)) {
     Transfer fold = ch.send(me + 1, in, 0);
@@ -61,6 +60,7 @@ Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceO
     }
     co_return;
   }
+  const MutableBytes acc = me == root ? out : ch.scratch(n);
   const MutableBytes tmp = ch.scratch(n);
   if (cube.has_extra(me)) {
     Transfer fold = ch.recv(me - 1, tmp, 0);

@@ -514,9 +514,11 @@ Task<std::unique_ptr<Comm>> comm_split(Comm& comm, int color, int key) {
     world[i] = comm.world_rank(members[i].rank);
     if (members[i].rank == comm.rank()) my_rank = static_cast<int>(i);
   }
-  co_return std::make_unique<Comm>(comm.transport(), comm.executor(), my_rank,
-                                   static_cast<int>(members.size()), std::move(world), cid,
-                                   comm.model(), comm.cids());
+  auto child = std::make_unique<Comm>(comm.transport(), comm.executor(), my_rank,
+                                      static_cast<int>(members.size()), std::move(world), cid,
+                                      comm.model(), comm.cids());
+  child->set_link(comm.link());  // both segments, as the parent selects with
+  co_return child;
 }
 
 CollRequest::CollRequest(Comm& comm, Progress& progress, Task<> task)

@@ -738,7 +738,7 @@ int main(int argc, char** argv) {
 
   // 5: validation.
   prog.phase("5/5 validate");
-  const fabcoll::CostModel context_model = fabcoll::world_comm(ctx).model();
+  const fabcoll::LinkModel context_link = fabcoll::world_comm(ctx).link();
   std::vector<Measured> results;
   for (Collective c : colls) {
     if (no_validate) break;
@@ -830,7 +830,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  fabcoll::world_comm(ctx).set_model(context_model);
+  fabcoll::world_comm(ctx).set_link(context_link);
 
   // Summary (rank 0).
   int rc = 0;

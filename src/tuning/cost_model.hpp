@@ -8,6 +8,7 @@
 // naive broadcast) use it. Calibration measures it (a burst of small sends, per send).
 #pragma once
 
+#include <algorithm>
 #include <string_view>
 
 namespace fabcoll {
@@ -92,11 +93,13 @@ inline LinkModel builtin_link(std::string_view link_class, double ranks_per_core
   const bool oversubscribed = ranks_per_core > 1;
   CostModel below = builtin_model(link_class, oversubscribed);
   if (link_class.starts_with("ofi") || !oversubscribed) return LinkModel::uniform(below);
+  // Never below the model with a core per rank (1 < r < 2 scales the r = 2 values down).
+  const CostModel quiet = builtin_model(link_class, false);
   const double s = ranks_per_core / 2;
-  below.alpha *= s;
-  below.beta *= s;
-  below.gamma *= s;
-  below.overhead *= s;
+  below.alpha = std::max(quiet.alpha, below.alpha * s);
+  below.beta = std::max(quiet.beta, below.beta * s);
+  below.gamma = std::max(quiet.gamma, below.gamma * s);
+  below.overhead = std::max(quiet.overhead, below.overhead * s);
   below.copy *= ranks_per_core;
   if (!(single_copy_bytes > 0)) return LinkModel::uniform(below);
   CostModel above = below;

@@ -248,13 +248,20 @@ std::vector<CrossoverSegment> crossover_table(Collective c, int p, const LinkMod
   // An algorithm's messages are n·j/q bytes for small j, q (n/p, n/2, n, np/2, …): they cross
   // the break at n = break·m/p for some m, where its cost jumps. A winner can hold between two
   // such sizes only, so those sizes (and the size before each) join the scan.
+  // Also break·j/q for small q (Bruck's mean message of 3n at p = 7, subtrees of 3 or 5), and
+  // at most 8192 multiples of break/p (p above 64).
   std::vector<double> jumps;
   if (link.break_bytes > 0) {
-    for (int m = 1; m <= 2 * p * p; ++m) {
-      const double n = std::ceil(link.break_bytes * m / p);
+    const auto add = [&](double n) {
+      n = std::ceil(n);
       jumps.push_back(n - 1);
       jumps.push_back(n);
-    }
+    };
+    const double dp = p;
+    const double ms = std::min(2.0 * dp * dp, 8192.0);
+    for (double m = 1; m <= ms; m += 1) add(link.break_bytes * m / dp);
+    for (int q = 1; q <= 8; ++q)
+      for (int j = 1; j <= 4 * q; ++j) add(link.break_bytes * j / q);
   }
   return table_by([&](double n) { return fastest(c, n, p, link, opts.commutative); }, opts,
                   std::move(jumps));

@@ -35,10 +35,11 @@ TEST_P(EveryAlgorithm, MatchesSerialReferenceOverP) {
   for (const int p : sweep_p()) {
     if (alg->needs_power_of_two && !pow2(p)) continue;
     // Large p with large blocks only for the per-rank-sized collectives (memory p²·n otherwise).
-    const bool quadratic = alg->coll == Collective::alltoall || alg->coll == Collective::alltoallv ||
-                           alg->coll == Collective::allgather || alg->coll == Collective::allgatherv ||
-                           alg->coll == Collective::reduce_scatter_block ||
-                           alg->coll == Collective::gather || alg->coll == Collective::scatter;
+    const bool quadratic =
+        alg->coll == Collective::alltoall || alg->coll == Collective::alltoallv ||
+        alg->coll == Collective::allgather || alg->coll == Collective::allgatherv ||
+        alg->coll == Collective::reduce_scatter_block || alg->coll == Collective::gather ||
+        alg->coll == Collective::scatter;
     std::set<std::size_t> counts = {0, 1, static_cast<std::size_t>(p > 1 ? p - 1 : 2)};
     if (!quadratic || p <= 33) counts.insert({1000, 1001});
     if (p >= 257) counts = {0, 1, static_cast<std::size_t>(quadratic ? 3 : 1001)};
@@ -154,6 +155,11 @@ Task<> deadlock_body(Comm& c, std::vector<double>& buf) {
 TEST(SimSplit, CommSplitMakesIndependentSubcommunicators) {
   for (const int p : {1, 5, 13}) {
     sim::World world(p, CostModel{});
+    // A link with a protocol break: sub-communicators select with both of its segments.
+    CostModel above{};
+    above.alpha *= 3;
+    const LinkModel link{CostModel{}, above, 4096};
+    for (int r = 0; r < p; ++r) world.comm(r).set_link(link);
     std::vector<std::unique_ptr<Comm>> subs(static_cast<std::size_t>(p));
     std::vector<std::vector<std::int64_t>> sums(static_cast<std::size_t>(p));
     world.run([&](Comm& c) {
@@ -180,6 +186,8 @@ TEST(SimSplit, CommSplitMakesIndependentSubcommunicators) {
       EXPECT_EQ(sub->rank(), higher) << "key = -rank reverses the order";
       EXPECT_EQ(sums[static_cast<std::size_t>(r)][2], expect);
       EXPECT_NE(sub->cid(), 0u);
+      EXPECT_EQ(sub->link().break_bytes, 4096);
+      EXPECT_EQ(sub->link().above.alpha, above.alpha);
     }
   }
 }

@@ -202,12 +202,18 @@ namespace {
 /// calls cost a lookup instead of evaluating every cost formula (measured: 460 ns per selection
 /// at p = 2 on this machine). The v-collectives' choice depends on their count arrays: not
 /// cached.
+/// Sets args.packets for alg (pipelined algorithms only); returns whether alg runs with the
+/// link's upper segment.
+bool apply_segment(const Comm& comm, const Algorithm& alg, CollArgs& args) {
+  const SegmentChoice sc = choose_segment(comm, alg, args);
+  if (alg.optimal_k != nullptr) args.packets = sc.packets;
+  return sc.above;
+}
+
 const Algorithm& planned(Comm& comm, CollArgs& args, bool& above) {
   if (args.coll == Collective::allgatherv || args.coll == Collective::alltoallv) {
     const Algorithm& alg = select_algorithm(comm, args);
-    const SegmentChoice sc = choose_segment(comm, alg, args);
-    if (alg.optimal_k != nullptr) args.packets = sc.packets;
-    above = sc.above;
+    above = apply_segment(comm, alg, args);
     return alg;
   }
   Comm::Plan key;
@@ -223,9 +229,7 @@ const Algorithm& planned(Comm& comm, CollArgs& args, bool& above) {
     return *static_cast<const Algorithm*>(hit->algorithm);
   }
   const Algorithm& alg = select_algorithm(comm, args);
-  const SegmentChoice sc = choose_segment(comm, alg, args);
-  if (alg.optimal_k != nullptr) args.packets = sc.packets;
-  above = sc.above;
+  above = apply_segment(comm, alg, args);
   key.algorithm = &alg;
   key.packets = args.packets;
   key.above_break = above;
@@ -250,9 +254,7 @@ Task<> run_collective(Comm& comm, CollArgs args, const Algorithm* alg) {
   if (alg == nullptr) {
     alg = &planned(comm, args, above);
   } else {
-    const SegmentChoice sc = choose_segment(comm, *alg, args);
-    if (alg->optimal_k != nullptr) args.packets = sc.packets;
-    above = sc.above;
+    above = apply_segment(comm, *alg, args);
   }
   with_input(*alg, args);
   // The algorithm runs with the model it was costed with (its own choices, e.g. LAWN 29's

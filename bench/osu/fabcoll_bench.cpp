@@ -923,12 +923,12 @@ class Compute {
 
 /// Runs skip + iters iterations of one message size on this rank (OSU's loop).
 RankTimes measure(Library& lib, Call& c, long iters, long skip, const Options& o, Compute* compute,
-                  std::string& report) {
+                  std::string& report, bool inject = true) {
   RankTimes t;
   std::size_t errors = 0;
   auto after_call = [&](long it, bool timed) {
     if (!o.validate) return;
-    if (o.inject_error && timed && it == skip && !c.corrupt()) ++errors;
+    if (inject && o.inject_error && timed && it == skip && !c.corrupt()) ++errors;
     errors += c.check(it, report);
   };
   // A barrier separates iterations; the barrier test itself runs back to back (as osu_barrier).
@@ -1001,6 +1001,16 @@ RankTimes measure(Library& lib, Call& c, long iters, long skip, const Options& o
   t.wait = wait * per;
   t.errors = static_cast<double>(errors);
   return t;
+}
+
+/// The weighted sum a + b of two measurements of ia and ib iterations: times averaged over
+/// all ia + ib iterations, errors added.
+RankTimes merge(const RankTimes& a, long ia, const RankTimes& b, long ib) {
+  const double wa = static_cast<double>(ia), wb = static_cast<double>(ib), w = wa + wb;
+  auto mix = [&](double x, double y) { return w > 0 ? (x * wa + y * wb) / w : 0.0; };
+  return {mix(a.latency, b.latency), mix(a.overall, b.overall), mix(a.compute, b.compute),
+          mix(a.init, b.init),       mix(a.test, b.test),       mix(a.wait, b.wait),
+          a.errors + b.errors};
 }
 
 /// Statistics over ranks of one message size (rank 0 only).
@@ -1140,7 +1150,9 @@ int bench_main(int argc, char** argv) {
       "call, Min/Max (-f) the least and greatest of those per-rank means. Warm-up iterations (-x)\n"
       "are run first and not timed; before the first size, each library (fabcoll, and MPI with\n"
       "--compare-mpi) runs that size untimed (up to 8 KiB: 20000 calls, or fewer once 50 ms\n"
-      "have passed): the first milliseconds of a process are slow. Sizes are bytes per rank\n"
+      "have passed): the first milliseconds of a process are slow. With --compare-mpi a size's\n"
+      "iterations and warm-up are split into rounds (--rounds, default 10) that alternate\n"
+      "fabcoll and MPI, each averaged over all its rounds. Sizes are bytes per rank\n"
       "(the block of gather-like\n"
       "collectives; the whole vector of reduce_scatter, each rank getting size/p); sizes smaller\n"
       "than one element (or one block) are skipped. Nonblocking forms (i<collective>) report, as\n"
@@ -1210,6 +1222,13 @@ int bench_main(int argc, char** argv) {
   app.add_flag("--compare-mpi", compare_mpi,
                "also time the MPI library's own call on the same buffers: columns MPI Avg(us) and "
                "Ratio = fabcoll / MPI (fabcoll-bench-mpi under mpirun only)");
+  int rounds = 0;
+  app.add_option("--rounds", rounds,
+                 "with --compare-mpi: split each size's iterations (and warm-up) into N rounds "
+                 "that alternate fabcoll, MPI, fabcoll, ... so that a slow spell of the machine "
+                 "falls on both libraries alike; the averages are over all rounds (default 10; "
+                 "1 = all of fabcoll's iterations, then all of MPI's)")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--inject-error", inject_error, "")->group("");  // test hook: -c must then fail
   CLI11_PARSE(app, argc, argv);
 
@@ -1379,7 +1398,9 @@ int bench_main(int argc, char** argv) {
   preamble += "# Ranks: " + std::to_string(p) + "  Algorithm: " + algo_text + "\n";
   if (compare_mpi)
     preamble +=
-        "# Compared with: " + mpi_name + " (same buffers, same loop; Ratio = fabcoll / MPI)\n";
+        "# Compared with: " + mpi_name +
+        " (same buffers, same loop, alternating in up to " + std::to_string(rounds > 0 ? rounds : 10) +
+        " rounds; Ratio = fabcoll / MPI)\n";
   if (sized)
     preamble += "# Datatype: " + upper("fc_" + datatype_name) + " (" + std::to_string(call.t.size) +
                 " bytes).";
@@ -1442,7 +1463,23 @@ int bench_main(int argc, char** argv) {
       if (compare_mpi) warm_up(mpi_lib);
 #endif
     }
-    const RankTimes mine = measure(lib, call, iters, skip, o, compute.get(), mismatches);
+    // With --compare-mpi the iterations run in rounds that alternate the libraries (--rounds).
+    const long nr = compare_mpi ? std::min<long>(rounds > 0 ? rounds : 10, iters) : 1;
+    RankTimes mine, theirs;
+    std::string mpi_mismatches;
+    for (long j = 0, timed = 0; j < nr; ++j) {
+      const long it_j = iters / nr + (j < iters % nr ? 1 : 0);
+      const long skip_j = (skip + nr - 1) / nr;
+      mine = merge(mine, timed,
+                   measure(lib, call, it_j, skip_j, o, compute.get(), mismatches, j == 0), it_j);
+#ifdef FABCOLL_BENCH_MPI
+      if (compare_mpi)
+        theirs = merge(
+            theirs, timed,
+            measure(mpi_lib, call, it_j, skip_j, o, compute.get(), mpi_mismatches, j == 0), it_j);
+#endif
+      timed += it_j;
+    }
     if (!mismatches.empty())
       std::fprintf(stderr, "fabcoll-bench: validation of %s size %zu failed:\n%s",
                    coll_name.c_str(), size, mismatches.c_str());
@@ -1462,9 +1499,6 @@ int bench_main(int argc, char** argv) {
     std::optional<Row> mpi_row;
 #ifdef FABCOLL_BENCH_MPI
     if (compare_mpi) {
-      std::string mpi_mismatches;
-      const RankTimes theirs =
-          measure(mpi_lib, call, iters, skip, o, compute.get(), mpi_mismatches);
       if (!mpi_mismatches.empty())
         std::fprintf(stderr, "fabcoll-bench: validation of MPI %s size %zu failed:\n%s",
                      coll_name.c_str(), size, mpi_mismatches.c_str());
@@ -1537,7 +1571,10 @@ int bench_main(int argc, char** argv) {
          "ranks of "
          "the per-rank mean time per call; min_us/max_us = least/greatest per-rank mean"},
         {"results", results}};
-    if (compare_mpi) doc["mpi_library"] = mpi_name;
+    if (compare_mpi) {
+      doc["mpi_library"] = mpi_name;
+      doc["rounds"] = rounds > 0 ? rounds : 10;
+    }
     std::ofstream out(json_path);
     out << doc.dump(2) << "\n";
     if (!out) {

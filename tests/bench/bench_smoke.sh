@@ -125,19 +125,22 @@ PY
     ;;
   mpi)
     mpirun=$1 p=$2
-    for coll in allreduce ibcast alltoallv; do
+    for combo in "allreduce 10" "ibcast 1" "alltoallv 3"; do
+      read -r coll rounds <<<"$combo"
       "$mpirun" --oversubscribe -n "$p" "$bench" "$coll" -m 4:1024 -i 5 -x 1 -c --compare-mpi \
-        --json "$work/m.json" >"$work/out" 2>"$work/err" ||
+        --rounds "$rounds" --json "$work/m.json" >"$work/out" 2>"$work/err" ||
         { cat "$work/out" "$work/err" >&2; fail "$coll --compare-mpi exited non-zero"; }
       cat "$work/out"
       grep -q '^# Size .*MPI Avg(us) *Ratio *Validation$' "$work/out" || fail "$coll: no MPI Avg / Ratio columns"
+      grep -q "alternating in up to $rounds rounds" "$work/out" || fail "$coll: the header does not give the rounds"
       awk '!/^#/ && NF > 0 && $NF != "Pass" { bad = 1 } END { exit bad }' "$work/out" ||
         fail "$coll: a row is not marked Pass"
       /usr/bin/python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["results"] and all(r["mpi_avg_us"] > 0 and r["mpi_validation"] == "pass" for r in d["results"]), d
-' "$work/m.json" || fail "$coll: the JSON has no MPI results"
+assert d["rounds"] == int(sys.argv[2]), d["rounds"]
+' "$work/m.json" "$rounds" || fail "$coll: the JSON has no MPI results or rounds"
     done
     ;;
   *) fail "unknown mode $mode" ;;

@@ -2,11 +2,14 @@
 // whatever path fabcoll chose (own shm, or ofi with a provider). Run it with the launcher:
 //   fabcoll-run -n 2 --bind-to core [--transport ofi --provider sockets] -- fabcoll-pingpong
 // Output: one row per size: bytes, latency (us), bandwidth (MB/s, 10^6 bytes/s).
+// --compare-bare (fabric path only): the same loops on a bare libfabric endpoint of the same
+// provider in the same process (fi_bare.hpp), batch by batch alternating with fabcoll's.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,8 @@
 #include "collectives/context_info.hpp"
 #include "engine/channel.hpp"
 #include "fabcoll/fabcoll.h"
+#include "fi_bare.hpp"
+#include "transports/ofi/ofi.hpp"
 
 namespace {
 
@@ -63,28 +68,52 @@ Task<> stream(Channel& ch, fabcoll::MutableBytes buf, int windows, int window) {
   }
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+/// Seconds that f takes.
+template <class F>
+double timed(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::size_t max_bytes = std::size_t{16} << 20;
   std::size_t min_bytes = 8;
   bool register_buffer = true;
+  bool compare_bare = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0) {
       std::puts(
           "usage: fabcoll-run -n 2 [--transport ofi --provider P] -- fabcoll-pingpong [--max "
-          "BYTES] [--min BYTES] [--no-register]\n"
+          "BYTES] [--min BYTES] [--no-register] [--compare-bare]\n"
           "Latency = half the round trip of a ping-pong (median of 5 batches); bandwidth =\n"
-          "bytes of 64-message windows streamed from rank 0 to rank 1 per second.\n"
+          "bytes of 64-message windows streamed from rank 0 to rank 1 per second (median of 3).\n"
           "The buffer is registered once with fc_mem_register (as fabcoll-fi-pingpong registers\n"
-          "its buffer once); --no-register leaves it to the per-call registration.");
+          "its buffer once); --no-register leaves it to the per-call registration.\n"
+          "--compare-bare (fabric path): also run the same loops on a bare libfabric endpoint\n"
+          "of the same provider (as fabcoll-fi-pingpong), alternating with fabcoll batch by\n"
+          "batch, and print its latency, bandwidth and the ratios fabcoll / bare.");
       return 0;
     }
     if (std::strcmp(argv[i], "--max") == 0 && i + 1 < argc)
       max_bytes = std::strtoull(argv[++i], nullptr, 10);
-    if (std::strcmp(argv[i], "--min") == 0 && i + 1 < argc)
+    else if (std::strcmp(argv[i], "--min") == 0 && i + 1 < argc)
       min_bytes = std::max<std::size_t>(1, std::strtoull(argv[++i], nullptr, 10));
-    if (std::strcmp(argv[i], "--no-register") == 0) register_buffer = false;
+    else if (std::strcmp(argv[i], "--no-register") == 0)
+      register_buffer = false;
+    else if (std::strcmp(argv[i], "--compare-bare") == 0)
+      compare_bare = true;
+    else {
+      std::fprintf(stderr, "fabcoll-pingpong: unknown argument '%s' (see --help)\n", argv[i]);
+      return 2;
+    }
   }
   fc_context_t ctx = nullptr;
   if (fc_init(&ctx) != FC_SUCCESS) {
@@ -98,45 +127,110 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fabcoll-pingpong: needs 2 ranks (fabcoll-run -n 2)\n");
     return 1;
   }
+  const int me = comm.rank();
   std::vector<std::byte> buf(max_bytes);
   fc_mem_t mem = nullptr;
   if (register_buffer && fc_mem_register(ctx, buf.data(), buf.size(), &mem) != FC_SUCCESS) {
     std::fprintf(stderr, "fabcoll-pingpong: fc_mem_register: %s\n", fc_last_error_message());
     return 1;
   }
-  if (comm.rank() == 0) {
+  // The bare endpoint, on the provider fabcoll's path to rank 1 uses; addresses are swapped
+  // with an all-gather over fabcoll.
+  std::unique_ptr<fabcoll::bench::BareFabric> bare;
+  fc_comm_t world = FC_COMM_NULL;
+  fc_comm_world(ctx, &world);
+  if (compare_bare) {
+    const fabcoll::ofi::Endpoint* ofi = fabcoll::context_ofi(ctx);
+    if (ofi == nullptr || info.transport_of[1].rfind("ofi", 0) != 0) {
+      if (me == 0)
+        std::fprintf(stderr,
+                     "fabcoll-pingpong: --compare-bare needs the fabric path between ranks 0 and "
+                     "1 (fabcoll-run --transport ofi --provider P); here it is %s\n",
+                     info.transport_of[1].c_str());
+      return 2;
+    }
+    constexpr std::size_t kName = 256;
+    std::vector<char> mine(kName, 0), all(kName * static_cast<std::size_t>(comm.size()));
+    if (me < 2) {
+      bare = std::make_unique<fabcoll::bench::BareFabric>(ofi->provider(), buf.data(),
+                                                          buf.size(), false);
+      const std::string name = bare->name();
+      if (name.size() >= kName) {
+        std::fprintf(stderr, "fabcoll-pingpong: a libfabric address of %zu bytes\n", name.size());
+        return 1;
+      }
+      mine[0] = static_cast<char>(name.size());
+      std::memcpy(mine.data() + 1, name.data(), name.size());
+    }
+    if (fc_allgather(mine.data(), kName, FC_BYTE, all.data(), kName, FC_BYTE, world) !=
+        FC_SUCCESS) {
+      std::fprintf(stderr, "fabcoll-pingpong: fc_allgather: %s\n", fc_last_error_message());
+      return 1;
+    }
+    if (me < 2) {
+      const char* peer = all.data() + kName * static_cast<std::size_t>(1 - me);
+      bare->connect(std::string(peer + 1, static_cast<unsigned char>(peer[0])));
+    }
+    fc_barrier(world);
+  }
+  if (me == 0) {
     std::printf("# fabcoll point-to-point, rank 0 <-> 1 over %s, buffer %s\n",
                 info.transport_of[1].c_str(),
                 register_buffer ? "registered (fc_mem_register)" : "registered per call");
-    std::printf("%-10s %14s %16s\n", "# Size", "Latency(us)", "Bandwidth(MB/s)");
+    if (bare) {
+      std::printf(
+          "# beside it, alternating batch by batch: bare libfabric (%s); Ratio = fabcoll / bare\n",
+          bare->provider());
+      std::printf("%-10s %14s %12s %8s %16s %14s %8s\n", "# Size", "Latency(us)", "Bare(us)",
+                  "Ratio", "Bandwidth(MB/s)", "Bare(MB/s)", "Ratio");
+    } else {
+      std::printf("%-10s %14s %16s\n", "# Size", "Latency(us)", "Bandwidth(MB/s)");
+    }
   }
+  const bool in_pair = me < 2;
   for (std::size_t n = min_bytes; n <= max_bytes; n *= 2) {
     const int iters = n <= 65536 ? 2000 : n <= (1u << 20) ? 200 : 40;
     const fabcoll::MutableBytes b(buf.data(), n);
-    std::vector<double> lat;
-    for (int batch = 0; batch < 6; ++batch) {
-      Channel ch(comm, comm.next_sequence());
-      const auto t0 = std::chrono::steady_clock::now();
-      fabcoll::run_blocking(comm, progress, ping_pong(ch, b, iters));
-      const double us =
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-      if (batch > 0) lat.push_back(us / iters / 2);  // batch 0 warms up
+    std::vector<double> lat, bare_lat;
+    for (int batch = 0; batch < 6; ++batch) {  // batch 0 warms up
+      const double s = timed([&] {
+        Channel ch(comm, comm.next_sequence());
+        fabcoll::run_blocking(comm, progress, ping_pong(ch, b, iters));
+      });
+      if (batch > 0) lat.push_back(s * 1e6 / iters / 2);
+      if (bare && in_pair) {
+        const double sb = timed([&] { bare->ping_pong(me, buf.data(), n, iters); });
+        if (batch > 0) bare_lat.push_back(sb * 1e6 / iters / 2);
+      }
     }
-    std::sort(lat.begin(), lat.end());
     const int windows = n <= 65536 ? 100 : n <= (1u << 20) ? 10 : 3;
-    double mbs = 0;
-    {
-      Channel warm(comm, comm.next_sequence());
-      fabcoll::run_blocking(comm, progress, stream(warm, b, 1, 64));
-      Channel ch(comm, comm.next_sequence());
-      const auto t0 = std::chrono::steady_clock::now();
-      fabcoll::run_blocking(comm, progress, stream(ch, b, windows, 64));
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      mbs = static_cast<double>(n) * 64 * windows / s / 1e6;
+    const double bytes = static_cast<double>(n) * 64 * windows;
+    std::vector<double> mbs, bare_mbs;
+    for (int rep = 0; rep < 4; ++rep) {  // rep 0 warms up
+      const double s = timed([&] {
+        Channel ch(comm, comm.next_sequence());
+        fabcoll::run_blocking(comm, progress, stream(ch, b, rep == 0 ? 1 : windows, 64));
+      });
+      if (rep > 0) mbs.push_back(bytes / s / 1e6);
+      if (bare && in_pair) {
+        const double sb =
+            timed([&] { bare->stream(me, buf.data(), n, rep == 0 ? 1 : windows, 64); });
+        if (rep > 0) bare_mbs.push_back(bytes / sb / 1e6);
+      }
     }
-    if (comm.rank() == 0) std::printf("%-10zu %14.2f %16.1f\n", n, lat[lat.size() / 2], mbs);
+    if (me == 0) {
+      const double l = median(lat), m = median(mbs);
+      if (bare) {
+        const double bl = median(bare_lat), bm = median(bare_mbs);
+        std::printf("%-10zu %14.2f %12.2f %8.3f %16.1f %14.1f %8.3f\n", n, l, bl, l / bl, m, bm,
+                    m / bm);
+      } else {
+        std::printf("%-10zu %14.2f %16.1f\n", n, l, m);
+      }
+    }
     std::fflush(stdout);
   }
+  bare.reset();
   if (mem != nullptr) fc_mem_deregister(&mem);
   fc_finalize(ctx);
   return 0;

@@ -88,12 +88,14 @@ int main(int argc, char** argv) {
   std::size_t min_bytes = 8;
   bool register_buffer = true;
   bool compare_bare = false;
+  int iterations = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0) {
       std::puts(
           "usage: fabcoll-run -n 2 [--transport ofi --provider P] -- fabcoll-pingpong [--max "
-          "BYTES] [--min BYTES] [--no-register] [--compare-bare]\n"
-          "Latency = half the round trip of a ping-pong (median of 5 batches); bandwidth =\n"
+          "BYTES] [--min BYTES] [--iterations N] [--no-register] [--compare-bare]\n"
+          "Latency = half the round trip of a ping-pong (median of 5 batches of N round trips,\n"
+          "default 2000 up to 64 KiB, 200 up to 1 MiB, 40 above); bandwidth =\n"
           "bytes of 64-message windows streamed from rank 0 to rank 1 per second (median of 3).\n"
           "The buffer is registered once with fc_mem_register (as fabcoll-fi-pingpong registers\n"
           "its buffer once); --no-register leaves it to the per-call registration.\n"
@@ -108,6 +110,8 @@ int main(int argc, char** argv) {
       min_bytes = std::max<std::size_t>(1, std::strtoull(argv[++i], nullptr, 10));
     else if (std::strcmp(argv[i], "--no-register") == 0)
       register_buffer = false;
+    else if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
+      iterations = std::max(1, std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--compare-bare") == 0)
       compare_bare = true;
     else {
@@ -189,7 +193,8 @@ int main(int argc, char** argv) {
   }
   const bool in_pair = me < 2;
   for (std::size_t n = min_bytes; n <= max_bytes; n *= 2) {
-    const int iters = n <= 65536 ? 2000 : n <= (1u << 20) ? 200 : 40;
+    const int iters =
+        iterations > 0 ? iterations : n <= 65536 ? 2000 : n <= (1u << 20) ? 200 : 40;
     const fabcoll::MutableBytes b(buf.data(), n);
     std::vector<double> lat, bare_lat;
     for (int batch = 0; batch < 6; ++batch) {  // batch 0 warms up

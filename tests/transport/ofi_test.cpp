@@ -351,6 +351,51 @@ TEST_P(OfiConformance, AboveEagerLimitRendezvousWithoutStaging) {
   });
 }
 
+// Eager sizes around the 32-byte header slot and the providers' inject sizes (shm 4096, sockets
+// 255, tcp;ofi_rxm 64): small sends go without the prefix where the RTS marker is CQ data, and
+// the receiver moves the bytes that landed in its header slot into place. Each receive sits in
+// a larger buffer whose tail must stay untouched; half the messages arrive before their receive.
+TEST_P(OfiConformance, EagerSizesAroundTheHeaderAndInjectSizes) {
+  run_world(options(), 2, [&](RankCtx& c) {
+    const int peer = 1 - c.rank;
+    const std::vector<std::size_t> sizes = {1,   8,   31,   32,   33,   63,   64,   65,  200,
+                                            255, 256, 4063, 4064, 4065, 4095, 4096, 4097};
+    for (const bool unexpected : {false, true}) {
+      std::vector<std::vector<std::byte>> out;
+      std::vector<std::vector<std::byte>> in;
+      std::vector<Transfer> sends;
+      std::vector<Transfer> recvs;
+      auto post_recvs = [&] {
+        for (std::size_t i = 0; i < sizes.size(); ++i) {
+          in.emplace_back(sizes[i] + 48, std::byte{0xee});
+          recvs.push_back(recv(c, peer, 300 + i, in.back().data(), sizes[i] + 16));
+        }
+      };
+      if (!unexpected) post_recvs();
+      progress_barrier(c, unexpected ? "raw-posted-u" : "raw-posted");
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        out.push_back(make_payload(c.rank, i, sizes[i]));
+        sends.push_back(send(c, peer, 300 + i, out.back().data(), out.back().size()));
+      }
+      if (unexpected) {
+        const auto until = Clock::now() + std::chrono::milliseconds(50);
+        while (Clock::now() < until) c.progress.poll();
+        post_recvs();
+      }
+      ASSERT_TRUE(wait_all(c, sends));
+      ASSERT_TRUE(wait_all(c, recvs));
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        ASSERT_EQ(error_of(recvs[i]), Errc::success) << recvs[i].op()->message;
+        EXPECT_EQ(recvs[i].received(), sizes[i]);
+        EXPECT_TRUE(check_payload(in[i].data(), peer, i, sizes[i])) << "size " << sizes[i];
+        for (std::size_t j = sizes[i]; j < in[i].size(); ++j)
+          ASSERT_EQ(in[i][j], std::byte{0xee}) << "size " << sizes[i] << ", byte " << j;
+      }
+      progress_barrier(c, unexpected ? "raw-u" : "raw");
+    }
+  });
+}
+
 // With the rendezvous switched off (the path for providers without RMA) every size goes eager
 // and the provider moves large messages by its own protocol.
 TEST_P(OfiConformance, EagerOnlyCarriesEverySize) {

@@ -9,10 +9,8 @@ RUN="$B/fabcoll-run -n 2 --bind-to core"
 echo "## own shm transport"
 $RUN --transport shm -- "$B/bench/fabcoll-pingpong" --max "$MAX"
 for prov in "tcp;ofi_rxm" sockets shm; do
-  echo "## ofi transport, provider $prov"
-  $RUN --transport ofi --provider "$prov" -- "$B/bench/fabcoll-pingpong" --max "$MAX"
-  echo "## bare libfabric, provider $prov"
-  $RUN -- "$B/bench/fabcoll-fi-pingpong" --provider "$prov" --max "$MAX"
+  echo "## ofi transport, provider $prov, beside bare libfabric on the same provider"
+  $RUN --transport ofi --provider "$prov" -- "$B/bench/fabcoll-pingpong" --compare-bare --max "$MAX"
 done
 if [[ -x "$B/bench/fabcoll-mpi-pingpong" ]]; then
   echo "## Open MPI (MPI_Send/MPI_Recv, its default shared-memory path)"

@@ -89,14 +89,16 @@ int main(int argc, char** argv) {
   bool register_buffer = true;
   bool compare_bare = false;
   int iterations = 0;
+  int windows_opt = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0) {
       std::puts(
           "usage: fabcoll-run -n 2 [--transport ofi --provider P] -- fabcoll-pingpong [--max "
-          "BYTES] [--min BYTES] [--iterations N] [--no-register] [--compare-bare]\n"
+          "BYTES] [--min BYTES] [--iterations N] [--windows W] [--no-register] [--compare-bare]\n"
           "Latency = half the round trip of a ping-pong (median of 5 batches of N round trips,\n"
           "default 2000 up to 64 KiB, 200 up to 1 MiB, 40 above); bandwidth =\n"
-          "bytes of 64-message windows streamed from rank 0 to rank 1 per second (median of 3).\n"
+          "bytes of W 64-message windows (default 100 up to 64 KiB, 10 up to 1 MiB, 3 above)\n"
+          "streamed from rank 0 to rank 1 per second (median of 3).\n"
           "The buffer is registered once with fc_mem_register (as fabcoll-fi-pingpong registers\n"
           "its buffer once); --no-register leaves it to the per-call registration.\n"
           "--compare-bare (fabric path): also run the same loops on a bare libfabric endpoint\n"
@@ -112,6 +114,8 @@ int main(int argc, char** argv) {
       register_buffer = false;
     else if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
       iterations = std::max(1, std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--windows") == 0 && i + 1 < argc)
+      windows_opt = std::max(1, std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--compare-bare") == 0)
       compare_bare = true;
     else {
@@ -208,7 +212,7 @@ int main(int argc, char** argv) {
         if (batch > 0) bare_lat.push_back(sb * 1e6 / iters / 2);
       }
     }
-    const int windows = n <= 65536 ? 100 : n <= (1u << 20) ? 10 : 3;
+    const int windows = windows_opt > 0 ? windows_opt : n <= 65536 ? 100 : n <= (1u << 20) ? 10 : 3;
     const double bytes = static_cast<double>(n) * 64 * windows;
     std::vector<double> mbs, bare_mbs;
     for (int rep = 0; rep < 4; ++rep) {  // rep 0 warms up

@@ -11,6 +11,8 @@
 #   types P         -c passes for other datatypes and ops (fp16, bf16, int8 wrap-around, pairs
 #                   with MINLOC/MAXLOC, logical and bitwise ops) and for rooted collectives with
 #                   --root P-1; a root outside the ranks and an op the datatype lacks are errors
+#   pingpong        (FABCOLL_BENCH is fabcoll-pingpong) --compare-bare on sockets, tcp and
+#                   libfabric shm has its columns and rows; refused on the own shm transport
 #   mpi MPIRUN P    (FABCOLL_BENCH is fabcoll-bench-mpi) under mpirun with --compare-mpi -c: an
 #                   MPI Avg and a Ratio column, mpi_avg_us in the JSON, every row Pass
 set -u
@@ -142,6 +144,25 @@ assert d["results"] and all(r["mpi_avg_us"] > 0 and r["mpi_validation"] == "pass
 assert d["rounds"] == int(sys.argv[2]), d["rounds"]
 ' "$work/m.json" "$rounds" || fail "$coll: the JSON has no MPI results or rounds"
     done
+    ;;
+  pingpong)
+    # FABCOLL_BENCH is fabcoll-pingpong: --compare-bare on each provider (sizes around the shm
+    # provider's inject size) gives rows of positive figures and ratios; on the own shm
+    # transport it is refused with a message.
+    for prov in sockets "tcp;ofi_rxm" shm; do
+      "$run" -n 2 --timeout 60 --transport ofi --provider "$prov" -- "$bench" --compare-bare \
+        --min 2048 --max 8192 --iterations 20 --windows 4 >"$work/out" 2>"$work/err" ||
+        { cat "$work/out" "$work/err" >&2; fail "pingpong --compare-bare on $prov exited non-zero"; }
+      cat "$work/out"
+      grep -q '^# Size .*Bare(us) *Ratio .*Bare(MB/s) *Ratio$' "$work/out" || fail "$prov: no Bare / Ratio columns"
+      awk '!/^#/ && NF > 0 { n++; if (NF != 7) bad = 1; for (i = 2; i <= 7; i++) if ($i + 0 <= 0) bad = 1 }
+           END { exit bad || n != 3 }' "$work/out" || fail "$prov: expected 3 rows of 7 positive fields"
+    done
+    if "$run" -n 2 --timeout 60 --transport shm -- "$bench" --compare-bare --max 8 >"$work/out" 2>"$work/err"; then
+      fail "--compare-bare on the shm transport was accepted"
+    fi
+    grep -q "needs the fabric path" "$work/err" || fail "no message for --compare-bare without the fabric path"
+    echo "pingpong ok"
     ;;
   *) fail "unknown mode $mode" ;;
 esac

@@ -119,7 +119,14 @@ class Endpoint final : public Transport {
   void deliver(PostedOp* op, std::uint64_t offset, const std::byte* data, std::size_t len);
   /// Reads size bytes from the sender's address space into op; returns errno or 0. A fold
   /// reads fold_chunk_-byte pieces into fold_buf_ and combines each while it is in cache.
-  int cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size);
+  /// Sends the sender its FIN (send_id, status errno) as soon as the last byte is read, before
+  /// the last piece is combined: the sender's buffer is free from then on.
+  int cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size,
+               std::uint64_t send_id);
+  int cma_read_all(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size,
+                   std::uint64_t send_id);  // cma_read's reads; the FIN on success only
+  /// The FIN for send_id with status err: written now if nothing is owed before it, else queued.
+  void send_fin(int li, std::uint64_t send_id, int err);
   void check_peers_alive();
 
   int me_;                     // world rank

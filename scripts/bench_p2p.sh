@@ -12,8 +12,8 @@ for prov in "tcp;ofi_rxm" sockets shm; do
   echo "## ofi transport, provider $prov, beside bare libfabric on the same provider"
   $RUN --transport ofi --provider "$prov" -- "$B/bench/fabcoll-pingpong" --compare-bare --max "$MAX"
 done
-if [[ -x "$B/bench/fabcoll-mpi-pingpong" ]]; then
-  echo "## Open MPI (MPI_Send/MPI_Recv, its default shared-memory path)"
+if [[ -x "$B/bench/fabcoll-pingpong-mpi" ]]; then
+  echo "## own shm transport beside Open MPI (MPI_Send/MPI_Recv, its default shared-memory path)"
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    mpirun -n 2 --bind-to core "$B/bench/fabcoll-mpi-pingpong" --max "$MAX"
+    mpirun -n 2 --bind-to core -x FABCOLL_QUIET=1 "$B/bench/fabcoll-pingpong-mpi" --compare-mpi --max "$MAX"
 fi

@@ -4,6 +4,8 @@
 // Output: one row per size: bytes, latency (us), bandwidth (MB/s, 10^6 bytes/s).
 // --compare-bare (fabric path only): the same loops on a bare libfabric endpoint of the same
 // provider in the same process (fi_bare.hpp), batch by batch alternating with fabcoll's.
+// fabcoll-pingpong-mpi (the same source under mpirun, fabcoll initialised from MPI_COMM_WORLD)
+// adds --compare-mpi: the same loops with MPI_Send/MPI_Recv of the MPI library, alternating.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +21,9 @@
 #include "fabcoll/fabcoll.h"
 #include "fi_bare.hpp"
 #include "transports/ofi/ofi.hpp"
+#ifdef FABCOLL_PINGPONG_MPI
+#include <fabcoll/fabcoll_mpi.h>  // fc_init_from_mpi, <mpi.h>
+#endif
 
 namespace {
 
@@ -81,20 +86,91 @@ double timed(F&& f) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// What fabcoll is compared with, batch by batch: the same ping-pong and stream loops.
+class Baseline {
+ public:
+  virtual ~Baseline() = default;
+  [[nodiscard]] virtual const char* label() const = 0;  // column heading: "Bare", "MPI"
+  virtual void ping_pong(int me, void* buf, std::size_t n, int iters) = 0;
+  virtual void stream(int me, void* buf, std::size_t n, int windows, int window) = 0;
+};
+
+class BareBaseline final : public Baseline {
+ public:
+  BareBaseline(const std::string& provider, void* buf, std::size_t len)
+      : fabric_(provider, buf, len, false) {}
+  fabcoll::bench::BareFabric& fabric() { return fabric_; }
+  [[nodiscard]] const char* label() const override { return "Bare"; }
+  void ping_pong(int me, void* buf, std::size_t n, int iters) override {
+    fabric_.ping_pong(me, buf, n, iters);
+  }
+  void stream(int me, void* buf, std::size_t n, int windows, int window) override {
+    fabric_.stream(me, buf, n, windows, window);
+  }
+
+ private:
+  fabcoll::bench::BareFabric fabric_;
+};
+
+#ifdef FABCOLL_PINGPONG_MPI
+/// MPI_Send/MPI_Recv of the MPI library, as fabcoll-mpi-pingpong runs them.
+class MpiBaseline final : public Baseline {
+ public:
+  [[nodiscard]] const char* label() const override { return "MPI"; }
+  void ping_pong(int me, void* buf, std::size_t n, int iters) override {
+    const int count = static_cast<int>(n);
+    for (int i = 0; i < iters; ++i) {
+      if (me == 0) {
+        MPI_Send(buf, count, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+        MPI_Recv(buf, count, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(buf, count, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buf, count, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+      }
+    }
+  }
+  void stream(int me, void* buf, std::size_t n, int windows, int window) override {
+    std::vector<MPI_Request> reqs(static_cast<std::size_t>(window));
+    char ack = 0;
+    for (int w = 0; w < windows; ++w) {
+      for (MPI_Request& r : reqs) {
+        if (me == 0)
+          MPI_Isend(buf, static_cast<int>(n), MPI_BYTE, 1, 2, MPI_COMM_WORLD, &r);
+        else
+          MPI_Irecv(buf, static_cast<int>(n), MPI_BYTE, 0, 2, MPI_COMM_WORLD, &r);
+      }
+      MPI_Waitall(window, reqs.data(), MPI_STATUSES_IGNORE);
+      if (me == 1)
+        MPI_Send(&ack, 1, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+      else
+        MPI_Recv(&ack, 1, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  }
+};
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef FABCOLL_PINGPONG_MPI
+  MPI_Init(&argc, &argv);
+  const char* const prog = "fabcoll-pingpong-mpi";
+#else
+  const char* const prog = "fabcoll-pingpong";
+#endif
   std::size_t max_bytes = std::size_t{16} << 20;
   std::size_t min_bytes = 8;
   bool register_buffer = true;
   bool compare_bare = false;
+  bool compare_mpi = false;
   int iterations = 0;
   int windows_opt = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0) {
-      std::puts(
+      std::printf(
           "usage: fabcoll-run -n 2 [--transport ofi --provider P] -- fabcoll-pingpong [--max "
           "BYTES] [--min BYTES] [--iterations N] [--windows W] [--no-register] [--compare-bare]\n"
+          "       mpirun -n 2 --bind-to core fabcoll-pingpong-mpi [same options] [--compare-mpi]\n"
           "Latency = half the round trip of a ping-pong (median of 5 batches of N round trips,\n"
           "default 2000 up to 64 KiB, 200 up to 1 MiB, 40 above); bandwidth =\n"
           "bytes of W 64-message windows (default 100 up to 64 KiB, 10 up to 1 MiB, 3 above)\n"
@@ -103,7 +179,9 @@ int main(int argc, char** argv) {
           "its buffer once); --no-register leaves it to the per-call registration.\n"
           "--compare-bare (fabric path): also run the same loops on a bare libfabric endpoint\n"
           "of the same provider (as fabcoll-fi-pingpong), alternating with fabcoll batch by\n"
-          "batch, and print its latency, bandwidth and the ratios fabcoll / bare.");
+          "batch, and print its latency, bandwidth and the ratios fabcoll / bare.\n"
+          "--compare-mpi (%s): the same with MPI_Send/MPI_Recv of the MPI library.\n",
+          "fabcoll-pingpong-mpi under mpirun only");
       return 0;
     }
     if (std::strcmp(argv[i], "--max") == 0 && i + 1 < argc)
@@ -118,21 +196,38 @@ int main(int argc, char** argv) {
       windows_opt = std::max(1, std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--compare-bare") == 0)
       compare_bare = true;
+    else if (std::strcmp(argv[i], "--compare-mpi") == 0)
+      compare_mpi = true;
     else {
-      std::fprintf(stderr, "fabcoll-pingpong: unknown argument '%s' (see --help)\n", argv[i]);
+      std::fprintf(stderr, "%s: unknown argument '%s' (see --help)\n", prog, argv[i]);
       return 2;
     }
   }
+#ifndef FABCOLL_PINGPONG_MPI
+  if (compare_mpi) {
+    std::fprintf(stderr, "fabcoll-pingpong: --compare-mpi needs fabcoll-pingpong-mpi under mpirun\n");
+    return 2;
+  }
+#endif
+  if (compare_mpi && compare_bare) {
+    std::fprintf(stderr, "%s: --compare-bare and --compare-mpi: one at a time\n", prog);
+    return 2;
+  }
   fc_context_t ctx = nullptr;
-  if (fc_init(&ctx) != FC_SUCCESS) {
-    std::fprintf(stderr, "fabcoll-pingpong: fc_init: %s\n", fc_last_error_message());
+#ifdef FABCOLL_PINGPONG_MPI
+  const int init_rc = fc_init_from_mpi(MPI_COMM_WORLD, &ctx);
+#else
+  const int init_rc = fc_init(&ctx);
+#endif
+  if (init_rc != FC_SUCCESS) {
+    std::fprintf(stderr, "%s: fc_init: %s\n", prog, fc_last_error_message());
     return 1;
   }
   fabcoll::Comm& comm = fabcoll::world_comm(ctx);
   fabcoll::Progress& progress = fabcoll::context_progress(ctx);
   const fabcoll::ContextInfo info = fabcoll::describe_context(ctx);
   if (comm.size() < 2) {
-    std::fprintf(stderr, "fabcoll-pingpong: needs 2 ranks (fabcoll-run -n 2)\n");
+    std::fprintf(stderr, "%s: needs 2 ranks (fabcoll-run -n 2)\n", prog);
     return 1;
   }
   const int me = comm.rank();
@@ -144,7 +239,7 @@ int main(int argc, char** argv) {
   }
   // The bare endpoint, on the provider fabcoll's path to rank 1 uses; addresses are swapped
   // with an all-gather over fabcoll.
-  std::unique_ptr<fabcoll::bench::BareFabric> bare;
+  std::unique_ptr<Baseline> base;
   fc_comm_t world = FC_COMM_NULL;
   fc_comm_world(ctx, &world);
   if (compare_bare) {
@@ -152,17 +247,17 @@ int main(int argc, char** argv) {
     if (ofi == nullptr || info.transport_of[1].rfind("ofi", 0) != 0) {
       if (me == 0)
         std::fprintf(stderr,
-                     "fabcoll-pingpong: --compare-bare needs the fabric path between ranks 0 and "
+                     "%s: --compare-bare needs the fabric path between ranks 0 and "
                      "1 (fabcoll-run --transport ofi --provider P); here it is %s\n",
-                     info.transport_of[1].c_str());
+                     prog, info.transport_of[1].c_str());
       return 2;
     }
     constexpr std::size_t kName = 256;
     std::vector<char> mine(kName, 0), all(kName * static_cast<std::size_t>(comm.size()));
     if (me < 2) {
-      bare = std::make_unique<fabcoll::bench::BareFabric>(ofi->provider(), buf.data(),
-                                                          buf.size(), false);
-      const std::string name = bare->name();
+      auto b = std::make_unique<BareBaseline>(ofi->provider(), buf.data(), buf.size());
+      const std::string name = b->fabric().name();
+      base = std::move(b);
       if (name.size() >= kName) {
         std::fprintf(stderr, "fabcoll-pingpong: a libfabric address of %zu bytes\n", name.size());
         return 1;
@@ -177,20 +272,43 @@ int main(int argc, char** argv) {
     }
     if (me < 2) {
       const char* peer = all.data() + kName * static_cast<std::size_t>(1 - me);
-      bare->connect(std::string(peer + 1, static_cast<unsigned char>(peer[0])));
+      static_cast<BareBaseline&>(*base).fabric().connect(
+          std::string(peer + 1, static_cast<unsigned char>(peer[0])));
     }
     fc_barrier(world);
   }
+#ifdef FABCOLL_PINGPONG_MPI
+  if (compare_mpi && me < 2) base = std::make_unique<MpiBaseline>();
+  std::string mpi_name;
+  if (compare_mpi) {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    mpi_name.assign(version, static_cast<std::size_t>(len));
+    mpi_name = mpi_name.substr(0, mpi_name.find_first_of(",\n"));
+  }
+#endif
   if (me == 0) {
     std::printf("# fabcoll point-to-point, rank 0 <-> 1 over %s, buffer %s\n",
                 info.transport_of[1].c_str(),
                 register_buffer ? "registered (fc_mem_register)" : "registered per call");
-    if (bare) {
-      std::printf(
-          "# beside it, alternating batch by batch: bare libfabric (%s); Ratio = fabcoll / bare\n",
-          bare->provider());
-      std::printf("%-10s %14s %12s %8s %16s %14s %8s\n", "# Size", "Latency(us)", "Bare(us)",
-                  "Ratio", "Bandwidth(MB/s)", "Bare(MB/s)", "Ratio");
+    if (base) {
+#ifdef FABCOLL_PINGPONG_MPI
+      if (compare_mpi)
+        std::printf(
+            "# beside it, alternating batch by batch: %s (MPI_Send/MPI_Recv); Ratio = fabcoll / "
+            "MPI\n",
+            mpi_name.c_str());
+#endif
+      if (compare_bare)
+        std::printf(
+            "# beside it, alternating batch by batch: bare libfabric (%s); Ratio = fabcoll / "
+            "bare\n",
+            static_cast<BareBaseline&>(*base).fabric().provider());
+      const std::string lat = std::string(base->label()) + "(us)";
+      const std::string bw = std::string(base->label()) + "(MB/s)";
+      std::printf("%-10s %14s %12s %8s %16s %14s %8s\n", "# Size", "Latency(us)", lat.c_str(),
+                  "Ratio", "Bandwidth(MB/s)", bw.c_str(), "Ratio");
     } else {
       std::printf("%-10s %14s %16s\n", "# Size", "Latency(us)", "Bandwidth(MB/s)");
     }
@@ -207,8 +325,8 @@ int main(int argc, char** argv) {
         fabcoll::run_blocking(comm, progress, ping_pong(ch, b, iters));
       });
       if (batch > 0) lat.push_back(s * 1e6 / iters / 2);
-      if (bare && in_pair) {
-        const double sb = timed([&] { bare->ping_pong(me, buf.data(), n, iters); });
+      if (base && in_pair) {
+        const double sb = timed([&] { base->ping_pong(me, buf.data(), n, iters); });
         if (batch > 0) bare_lat.push_back(sb * 1e6 / iters / 2);
       }
     }
@@ -221,15 +339,15 @@ int main(int argc, char** argv) {
         fabcoll::run_blocking(comm, progress, stream(ch, b, rep == 0 ? 1 : windows, 64));
       });
       if (rep > 0) mbs.push_back(bytes / s / 1e6);
-      if (bare && in_pair) {
+      if (base && in_pair) {
         const double sb =
-            timed([&] { bare->stream(me, buf.data(), n, rep == 0 ? 1 : windows, 64); });
+            timed([&] { base->stream(me, buf.data(), n, rep == 0 ? 1 : windows, 64); });
         if (rep > 0) bare_mbs.push_back(bytes / sb / 1e6);
       }
     }
     if (me == 0) {
       const double l = median(lat), m = median(mbs);
-      if (bare) {
+      if (base) {
         const double bl = median(bare_lat), bm = median(bare_mbs);
         std::printf("%-10zu %14.2f %12.2f %8.3f %16.1f %14.1f %8.3f\n", n, l, bl, l / bl, m, bm,
                     m / bm);
@@ -239,8 +357,11 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
   }
-  bare.reset();
+  base.reset();
   if (mem != nullptr) fc_mem_deregister(&mem);
   fc_finalize(ctx);
+#ifdef FABCOLL_PINGPONG_MPI
+  MPI_Finalize();
+#endif
   return 0;
 }

@@ -13,6 +13,7 @@
 #                   --root P-1; a root outside the ranks and an op the datatype lacks are errors
 #   pingpong        (FABCOLL_BENCH is fabcoll-pingpong) --compare-bare on sockets, tcp and
 #                   libfabric shm has its columns and rows; refused on the own shm transport
+#   pingpong-mpi MPIRUN  (FABCOLL_BENCH is fabcoll-pingpong-mpi) --compare-mpi under mpirun
 #   mpi MPIRUN P    (FABCOLL_BENCH is fabcoll-bench-mpi) under mpirun with --compare-mpi -c: an
 #                   MPI Avg and a Ratio column, mpi_avg_us in the JSON, every row Pass
 set -u
@@ -163,6 +164,18 @@ assert d["rounds"] == int(sys.argv[2]), d["rounds"]
     fi
     grep -q "needs the fabric path" "$work/err" || fail "no message for --compare-bare without the fabric path"
     echo "pingpong ok"
+    ;;
+  pingpong-mpi)
+    # FABCOLL_BENCH is fabcoll-pingpong-mpi: --compare-mpi under mpirun has its columns and rows.
+    mpirun=$1
+    "$mpirun" -n 2 --oversubscribe "$bench" --compare-mpi --min 2048 --max 8192 --iterations 20 \
+      --windows 4 >"$work/out" 2>"$work/err" ||
+      { cat "$work/out" "$work/err" >&2; fail "pingpong-mpi --compare-mpi exited non-zero"; }
+    cat "$work/out"
+    grep -q '^# Size .*MPI(us) *Ratio .*MPI(MB/s) *Ratio$' "$work/out" || fail "no MPI / Ratio columns"
+    awk '!/^#/ && NF > 0 { n++; if (NF != 7) bad = 1; for (i = 2; i <= 7; i++) if ($i + 0 <= 0) bad = 1 }
+         END { exit bad || n != 3 }' "$work/out" || fail "expected 3 rows of 7 positive fields"
+    echo "pingpong-mpi ok"
     ;;
   *) fail "unknown mode $mode" ;;
 esac

@@ -149,11 +149,15 @@ class MpiBaseline final : public Baseline {
 };
 #endif
 
-}  // namespace
+/// Rank 0 of the job, or a process started alone (who prints the usage).
+bool first_process() {
+  for (const char* v : {"FABCOLL_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+    if (const char* r = std::getenv(v); r != nullptr && *r != '\0') return std::strcmp(r, "0") == 0;
+  return true;
+}
 
-int main(int argc, char** argv) {
+int pingpong_main(int argc, char** argv) {
 #ifdef FABCOLL_PINGPONG_MPI
-  MPI_Init(&argc, &argv);
   const char* const prog = "fabcoll-pingpong-mpi";
 #else
   const char* const prog = "fabcoll-pingpong";
@@ -167,6 +171,7 @@ int main(int argc, char** argv) {
   int windows_opt = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0) {
+      if (!first_process()) return 0;
       std::printf(
           "usage: fabcoll-run -n 2 [--transport ofi --provider P] -- fabcoll-pingpong [--max "
           "BYTES] [--min BYTES] [--iterations N] [--windows W] [--no-register] [--compare-bare]\n"
@@ -243,8 +248,33 @@ int main(int argc, char** argv) {
   fc_comm_t world = FC_COMM_NULL;
   fc_comm_world(ctx, &world);
   if (compare_bare) {
+    // Ranks 0 and 1 each check their own path to the other; all ranks then agree (no rank
+    // may leave while another waits in the address exchange).
     const fabcoll::ofi::Endpoint* ofi = fabcoll::context_ofi(ctx);
-    if (ofi == nullptr || info.transport_of[1].rfind("ofi", 0) != 0) {
+    constexpr std::size_t kName = 256;
+    std::vector<char> mine(kName, 0), all(kName * static_cast<std::size_t>(comm.size()));
+    std::int32_t ok = 1;
+    if (me < 2) {
+      ok = ofi != nullptr && info.transport_of[static_cast<std::size_t>(1 - me)].rfind("ofi", 0) == 0;
+      if (ok != 0) {
+        auto b = std::make_unique<BareBaseline>(ofi->provider(), buf.data(), buf.size());
+        const std::string name = b->fabric().name();
+        base = std::move(b);
+        if (name.size() >= kName) {
+          std::fprintf(stderr, "%s: a libfabric address of %zu bytes\n", prog, name.size());
+          ok = 0;
+        } else {
+          mine[0] = static_cast<char>(name.size());
+          std::memcpy(mine.data() + 1, name.data(), name.size());
+        }
+      }
+    }
+    std::int32_t all_ok = 0;
+    if (fc_allreduce(&ok, &all_ok, 1, FC_INT32, FC_MIN, world) != FC_SUCCESS) {
+      std::fprintf(stderr, "%s: fc_allreduce: %s\n", prog, fc_last_error_message());
+      return 1;
+    }
+    if (all_ok == 0) {
       if (me == 0)
         std::fprintf(stderr,
                      "%s: --compare-bare needs the fabric path between ranks 0 and "
@@ -252,22 +282,9 @@ int main(int argc, char** argv) {
                      prog, info.transport_of[1].c_str());
       return 2;
     }
-    constexpr std::size_t kName = 256;
-    std::vector<char> mine(kName, 0), all(kName * static_cast<std::size_t>(comm.size()));
-    if (me < 2) {
-      auto b = std::make_unique<BareBaseline>(ofi->provider(), buf.data(), buf.size());
-      const std::string name = b->fabric().name();
-      base = std::move(b);
-      if (name.size() >= kName) {
-        std::fprintf(stderr, "fabcoll-pingpong: a libfabric address of %zu bytes\n", name.size());
-        return 1;
-      }
-      mine[0] = static_cast<char>(name.size());
-      std::memcpy(mine.data() + 1, name.data(), name.size());
-    }
     if (fc_allgather(mine.data(), kName, FC_BYTE, all.data(), kName, FC_BYTE, world) !=
         FC_SUCCESS) {
-      std::fprintf(stderr, "fabcoll-pingpong: fc_allgather: %s\n", fc_last_error_message());
+      std::fprintf(stderr, "%s: fc_allgather: %s\n", prog, fc_last_error_message());
       return 1;
     }
     if (me < 2) {
@@ -314,6 +331,21 @@ int main(int argc, char** argv) {
     }
   }
   const bool in_pair = me < 2;
+  // Before the baseline runs (untimed): every rank passes a fabcoll barrier, so nothing of
+  // fabcoll's (a FIN waiting in a retry queue) still needs a rank that has moved on to the
+  // baseline's loop; and the MPI library's barrier after its loop, likewise.
+  auto settle = [&] {
+    if (!compare_bare && !compare_mpi) return;  // the same on every rank
+    if (fc_barrier(world) != FC_SUCCESS) {
+      std::fprintf(stderr, "%s: fc_barrier: %s\n", prog, fc_last_error_message());
+      std::exit(1);
+    }
+  };
+  auto settle_baseline = [&] {
+#ifdef FABCOLL_PINGPONG_MPI
+    if (compare_mpi) MPI_Barrier(MPI_COMM_WORLD);
+#endif
+  };
   for (std::size_t n = min_bytes; n <= max_bytes; n *= 2) {
     const int iters =
         iterations > 0 ? iterations : n <= 65536 ? 2000 : n <= (1u << 20) ? 200 : 40;
@@ -325,10 +357,12 @@ int main(int argc, char** argv) {
         fabcoll::run_blocking(comm, progress, ping_pong(ch, b, iters));
       });
       if (batch > 0) lat.push_back(s * 1e6 / iters / 2);
+      settle();
       if (base && in_pair) {
         const double sb = timed([&] { base->ping_pong(me, buf.data(), n, iters); });
         if (batch > 0) bare_lat.push_back(sb * 1e6 / iters / 2);
       }
+      settle_baseline();
     }
     const int windows = windows_opt > 0 ? windows_opt : n <= 65536 ? 100 : n <= (1u << 20) ? 10 : 3;
     const double bytes = static_cast<double>(n) * 64 * windows;
@@ -339,11 +373,13 @@ int main(int argc, char** argv) {
         fabcoll::run_blocking(comm, progress, stream(ch, b, rep == 0 ? 1 : windows, 64));
       });
       if (rep > 0) mbs.push_back(bytes / s / 1e6);
+      settle();
       if (base && in_pair) {
         const double sb =
             timed([&] { base->stream(me, buf.data(), n, rep == 0 ? 1 : windows, 64); });
         if (rep > 0) bare_mbs.push_back(bytes / sb / 1e6);
       }
+      settle_baseline();
     }
     if (me == 0) {
       const double l = median(lat), m = median(mbs);
@@ -360,8 +396,19 @@ int main(int argc, char** argv) {
   base.reset();
   if (mem != nullptr) fc_mem_deregister(&mem);
   fc_finalize(ctx);
-#ifdef FABCOLL_PINGPONG_MPI
-  MPI_Finalize();
-#endif
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+#ifdef FABCOLL_PINGPONG_MPI
+  MPI_Init(&argc, &argv);
+  const int rc = pingpong_main(argc, argv);
+  if (rc != 0) MPI_Abort(MPI_COMM_WORLD, rc);  // the other ranks may wait in a collective
+  MPI_Finalize();
+  return 0;
+#else
+  return pingpong_main(argc, argv);
+#endif
 }

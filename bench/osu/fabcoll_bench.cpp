@@ -1006,6 +1006,7 @@ RankTimes measure(Library& lib, Call& c, long iters, long skip, const Options& o
 /// The weighted sum a + b of two measurements of ia and ib iterations: times averaged over
 /// all ia + ib iterations, errors added.
 RankTimes merge(const RankTimes& a, long ia, const RankTimes& b, long ib) {
+  if (ia == 0) return b;  // one round: exactly the figures of that round
   const double wa = static_cast<double>(ia), wb = static_cast<double>(ib), w = wa + wb;
   auto mix = [&](double x, double y) { return w > 0 ? (x * wa + y * wb) / w : 0.0; };
   return {mix(a.latency, b.latency), mix(a.overall, b.overall), mix(a.compute, b.compute),
@@ -1151,8 +1152,9 @@ int bench_main(int argc, char** argv) {
       "are run first and not timed; before the first size, each library (fabcoll, and MPI with\n"
       "--compare-mpi) runs that size untimed (up to 8 KiB: 20000 calls, or fewer once 50 ms\n"
       "have passed): the first milliseconds of a process are slow. With --compare-mpi a size's\n"
-      "iterations and warm-up are split into rounds (--rounds, default 10) that alternate\n"
-      "fabcoll and MPI, each averaged over all its rounds. Sizes are bytes per rank\n"
+      "iterations are split into rounds (--rounds, default 10) that alternate fabcoll and MPI,\n"
+      "each round after ceil(warm-up / rounds) warm-up calls, each library averaged over all\n"
+      "its rounds. Sizes are bytes per rank\n"
       "(the block of gather-like\n"
       "collectives; the whole vector of reduce_scatter, each rank getting size/p); sizes smaller\n"
       "than one element (or one block) are skipped. Nonblocking forms (i<collective>) report, as\n"
@@ -1224,10 +1226,11 @@ int bench_main(int argc, char** argv) {
                "Ratio = fabcoll / MPI (fabcoll-bench-mpi under mpirun only)");
   int rounds = 0;
   app.add_option("--rounds", rounds,
-                 "with --compare-mpi: split each size's iterations (and warm-up) into N rounds "
-                 "that alternate fabcoll, MPI, fabcoll, ... so that a slow spell of the machine "
-                 "falls on both libraries alike; the averages are over all rounds (default 10; "
-                 "1 = all of fabcoll's iterations, then all of MPI's)")
+                 "with --compare-mpi: split each size's iterations into N rounds (at most one "
+                 "per iteration) that alternate fabcoll, MPI, fabcoll, ..., each round after "
+                 "ceil(warm-up / N) warm-up calls, so that a slow spell of the machine falls on "
+                 "both libraries alike; the averages are over all rounds (default 10; 1 = all of "
+                 "fabcoll's iterations, then all of MPI's)")
       ->check(CLI::PositiveNumber);
   app.add_flag("--inject-error", inject_error, "")->group("");  // test hook: -c must then fail
   CLI11_PARSE(app, argc, argv);
@@ -1467,9 +1470,9 @@ int bench_main(int argc, char** argv) {
     const long nr = compare_mpi ? std::min<long>(rounds > 0 ? rounds : 10, iters) : 1;
     RankTimes mine, theirs;
     std::string mpi_mismatches;
+    const long skip_j = (skip + nr - 1) / nr;  // warm-up per round: nr * skip_j in all
     for (long j = 0, timed = 0; j < nr; ++j) {
       const long it_j = iters / nr + (j < iters % nr ? 1 : 0);
-      const long skip_j = (skip + nr - 1) / nr;
       mine = merge(mine, timed,
                    measure(lib, call, it_j, skip_j, o, compute.get(), mismatches, j == 0), it_j);
 #ifdef FABCOLL_BENCH_MPI
@@ -1519,12 +1522,13 @@ int bench_main(int argc, char** argv) {
     row.size = size;
     row.count = call.count;
     row.iterations = iters;
-    row.warmup = skip;
+    row.warmup = nr * skip_j;
     if (show_progress && is_tty(2)) std::fprintf(stderr, "\r\033[K");
     report.row(row);
     if (row.errors > 0 || row.mpi_errors > 0) failures = std::max(failures, 1L);
     nlohmann::json j = {
-        {"size", size}, {"count", row.count}, {"iterations", iters}, {"warmup", skip}};
+        {"size", size}, {"count", row.count}, {"iterations", iters}, {"warmup", nr * skip_j}};
+    if (compare_mpi) j["rounds"] = nr;
     if (o.nonblocking) {
       j["overall_us"] = row.overall;
       j["compute_us"] = row.compute;
@@ -1573,7 +1577,7 @@ int bench_main(int argc, char** argv) {
         {"results", results}};
     if (compare_mpi) {
       doc["mpi_library"] = mpi_name;
-      doc["rounds"] = rounds > 0 ? rounds : 10;
+      doc["max_rounds"] = rounds > 0 ? rounds : 10;  // each row: "rounds" run (<= iterations)
     }
     std::ofstream out(json_path);
     out << doc.dump(2) << "\n";

@@ -142,7 +142,8 @@ PY
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["results"] and all(r["mpi_avg_us"] > 0 and r["mpi_validation"] == "pass" for r in d["results"]), d
-assert d["rounds"] == int(sys.argv[2]), d["rounds"]
+assert d["max_rounds"] == int(sys.argv[2]), d["max_rounds"]
+assert all(r["rounds"] == min(int(sys.argv[2]), r["iterations"]) for r in d["results"]), d
 ' "$work/m.json" "$rounds" || fail "$coll: the JSON has no MPI results or rounds"
     done
     ;;

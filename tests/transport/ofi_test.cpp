@@ -354,7 +354,9 @@ TEST_P(OfiConformance, AboveEagerLimitRendezvousWithoutStaging) {
 // Eager sizes around the 32-byte header slot and the providers' inject sizes (shm 4096, sockets
 // 255, tcp;ofi_rxm 64): small sends go without the prefix where the RTS marker is CQ data, and
 // the receiver moves the bytes that landed in its header slot into place. Each receive sits in
-// a larger buffer whose tail must stay untouched; half the messages arrive before their receive.
+// a larger buffer whose tail must stay untouched; in the second pass every message arrives
+// before its receive. Then the raw truncation cases: a message longer than its receive by at
+// most the header slot (nothing reaches the sink), and bytes into a receive of none.
 TEST_P(OfiConformance, EagerSizesAroundTheHeaderAndInjectSizes) {
   run_world(options(), 2, [&](RankCtx& c) {
     const int peer = 1 - c.rank;
@@ -393,6 +395,25 @@ TEST_P(OfiConformance, EagerSizesAroundTheHeaderAndInjectSizes) {
       }
       progress_barrier(c, unexpected ? "raw-u" : "raw");
     }
+    // Truncation: 40 bytes into 20 (20 < 40 <= 20 + 32), 8 into 0; then 0 into 0 still works.
+    const std::vector<std::byte> forty = make_payload(c.rank, 7, 40);
+    std::vector<std::byte> into20(20 + 48, std::byte{0xee});
+    std::vector<Transfer> ts;
+    ts.push_back(recv(c, peer, 400, into20.data(), 20));
+    ts.push_back(recv(c, peer, 401, nullptr, 0));
+    ts.push_back(recv(c, peer, 402, nullptr, 0));
+    ts.push_back(send(c, peer, 400, forty.data(), forty.size()));
+    ts.push_back(send(c, peer, 401, forty.data(), 8));
+    ts.push_back(send(c, peer, 402, nullptr, 0));
+    ASSERT_TRUE(wait_all(c, ts));
+    EXPECT_EQ(error_of(ts[0]), Errc::truncation) << ts[0].op()->message;
+    EXPECT_EQ(error_of(ts[1]), Errc::truncation) << ts[1].op()->message;
+    EXPECT_EQ(error_of(ts[2]), Errc::success) << ts[2].op()->message;
+    EXPECT_EQ(ts[2].received(), 0u);
+    for (std::size_t j = 20; j < into20.size(); ++j) ASSERT_EQ(into20[j], std::byte{0xee}) << j;
+    for (std::size_t i = 3; i < ts.size(); ++i)
+      EXPECT_EQ(error_of(ts[i]), Errc::success) << ts[i].op()->message;
+    progress_barrier(c, "raw-trunc");
   });
 }
 

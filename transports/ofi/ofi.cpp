@@ -48,7 +48,8 @@ enum FinStatus : std::uint32_t { kFinOk = 0, kFinTruncated = 1, kFinFailed = 2 }
 // the user's tag, so it matches like the message it announces and keeps its place in the
 // (source, tag) order. Each works around a libfabric 1.17 bug on messages that arrived
 // before their receive was posted (unexpected):
-//  - cq_data: the RTS carries remote CQ data kRtsData (eager sends carry none). The sockets
+//  - cq_data: the RTS carries remote CQ data kRtsData (eager sends carry none, or kRawData
+//    when they go without the prefix). The sockets
 //    provider drops FI_REMOTE_CQ_DATA (and leaves stale data) on unexpected messages.
 //  - tag_bit: the RTS travels on tag | kRtsBit and receives ignore that bit. shm matches
 //    unexpected messages without the receive's ignore mask (smr_match_tagged uses the queued
@@ -278,7 +279,10 @@ struct Endpoint::Impl {
   // With the rendezvous on, every tagged message starts with a 32-byte header and every receive
   // posts a private, registered 32-byte header slot as its first iov: an RTS is exactly the
   // header; an eager message is a constant prefix followed by the payload, which lands straight
-  // in the user buffer (the second iov). The RTS must never land in the user buffer: receives
+  // in the user buffer (the second iov). Except raw ones (kRawData, up to the inject size): no
+  // prefix; their first 32 bytes land in the slot and the rest at the buffer's start, moved into
+  // place on completion. Receives that share one buffer (overlapping receives, erroneous in MPI)
+  // may then hold a mix of their messages; each stays inside its own [0, size). The RTS must never land in the user buffer: receives
   // posted at once into one buffer (a bandwidth window, like osu_bw's) overwrote each other's
   // RTS (and rendezvous reads overwrote it with payload) before its completion was handled,
   // so receivers read wrong cookies and sizes and senders waited forever for their FINs.
@@ -600,8 +604,9 @@ void Endpoint::Impl::exchange_addresses() {
   int rc = fi_getname(&ep->fid, name.data(), &len);
   if (rc != 0) raise_fi("fi_getname", rc);
   // The address carries whether this rank frames messages for the rendezvous (a 32-byte
-  // header on every tagged message): ranks that disagree could not read each other's messages.
-  const char* framing = rma ? "/rendezvous" : "/eager";
+  // header on every tagged message but raw ones): ranks that disagree could not read each
+  // other's messages.
+  const char* framing = rma ? (raw_limit > 0 ? "/rendezvous+raw" : "/rendezvous") : "/eager";
   store.put("ofi/addr/" + std::to_string(rank), to_hex(name.data(), len) + framing);
   for (int r = 0; r < size; ++r) {
     std::string value = store.get("ofi/addr/" + std::to_string(r), opts.timeout_s);

@@ -478,6 +478,7 @@ int Endpoint::cma_read_all(int li, PostedOp* op, std::uint64_t addr, std::uint64
       }
       off += want;
     }
+    if (size == 0) send_fin(li, send_id, 0);  // no piece was read (FABCOLL_SHM_CMA_THRESHOLD=0)
     return 0;
   }
   while (off < size) {

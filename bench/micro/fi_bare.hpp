@@ -32,8 +32,7 @@ class BareFabric {
     hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->domain_attr->av_type = FI_AV_TABLE;
-    hints->domain_attr->mr_mode =
-        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     hints->fabric_attr->prov_name = strdup(provider.c_str());
     check(fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info_), "fi_getinfo");
     fi_freeinfo(hints);

@@ -210,7 +210,8 @@ int pingpong_main(int argc, char** argv) {
   }
 #ifndef FABCOLL_PINGPONG_MPI
   if (compare_mpi) {
-    std::fprintf(stderr, "fabcoll-pingpong: --compare-mpi needs fabcoll-pingpong-mpi under mpirun\n");
+    std::fprintf(stderr,
+                 "fabcoll-pingpong: --compare-mpi needs fabcoll-pingpong-mpi under mpirun\n");
     return 2;
   }
 #endif
@@ -255,7 +256,8 @@ int pingpong_main(int argc, char** argv) {
     std::vector<char> mine(kName, 0), all(kName * static_cast<std::size_t>(comm.size()));
     std::int32_t ok = 1;
     if (me < 2) {
-      ok = ofi != nullptr && info.transport_of[static_cast<std::size_t>(1 - me)].rfind("ofi", 0) == 0;
+      ok = ofi != nullptr &&
+           info.transport_of[static_cast<std::size_t>(1 - me)].rfind("ofi", 0) == 0;
       if (ok != 0) {
         auto b = std::make_unique<BareBaseline>(ofi->provider(), buf.data(), buf.size());
         const std::string name = b->fabric().name();
@@ -347,8 +349,7 @@ int pingpong_main(int argc, char** argv) {
 #endif
   };
   for (std::size_t n = min_bytes; n <= max_bytes; n *= 2) {
-    const int iters =
-        iterations > 0 ? iterations : n <= 65536 ? 2000 : n <= (1u << 20) ? 200 : 40;
+    const int iters = iterations > 0 ? iterations : n <= 65536 ? 2000 : n <= (1u << 20) ? 200 : 40;
     const fabcoll::MutableBytes b(buf.data(), n);
     std::vector<double> lat, bare_lat;
     for (int batch = 0; batch < 6; ++batch) {  // batch 0 warms up

@@ -1400,10 +1400,9 @@ int bench_main(int argc, char** argv) {
                          std::to_string(FABCOLL_VERSION_PATCH) + "\n";
   preamble += "# Ranks: " + std::to_string(p) + "  Algorithm: " + algo_text + "\n";
   if (compare_mpi)
-    preamble +=
-        "# Compared with: " + mpi_name +
-        " (same buffers, same loop, alternating in up to " + std::to_string(rounds > 0 ? rounds : 10) +
-        " rounds; Ratio = fabcoll / MPI)\n";
+    preamble += "# Compared with: " + mpi_name +
+                " (same buffers, same loop, alternating in up to " +
+                std::to_string(rounds > 0 ? rounds : 10) + " rounds; Ratio = fabcoll / MPI)\n";
   if (sized)
     preamble += "# Datatype: " + upper("fc_" + datatype_name) + " (" + std::to_string(call.t.size) +
                 " bytes).";

@@ -282,14 +282,14 @@ struct Endpoint::Impl {
   // in the user buffer (the second iov). Except raw ones (kRawData, up to the inject size): no
   // prefix; their first 32 bytes land in the slot and the rest at the buffer's start, moved into
   // place on completion. Receives that share one buffer (overlapping receives, erroneous in MPI)
-  // may then hold a mix of their messages; each stays inside its own [0, size). The RTS must never land in the user buffer: receives
-  // posted at once into one buffer (a bandwidth window, like osu_bw's) overwrote each other's
-  // RTS (and rendezvous reads overwrote it with payload) before its completion was handled,
-  // so receivers read wrong cookies and sizes and senders waited forever for their FINs.
-  // Every receive also gets the shared sink (eager limit bytes) as its last iov, so that no
-  // eager message can overflow a posted receive at the provider: the truncation check is
-  // ours (received > capacity). Reason: tcp;ofi_rxm in libfabric 1.17 stops delivering on a
-  // connection after it reports FI_ETRUNC (ofiwg/libfabric#8274, fixed in 1.18). The sink's
+  // may then hold a mix of their messages; each stays inside its own [0, size). The RTS must never
+  // land in the user buffer: receives posted at once into one buffer (a bandwidth window, like
+  // osu_bw's) overwrote each other's RTS (and rendezvous reads overwrote it with payload) before
+  // its completion was handled, so receivers read wrong cookies and sizes and senders waited
+  // forever for their FINs. Every receive also gets the shared sink (eager limit bytes) as its last
+  // iov, so that no eager message can overflow a posted receive at the provider: the truncation
+  // check is ours (received > capacity). Reason: tcp;ofi_rxm in libfabric 1.17 stops delivering on
+  // a connection after it reports FI_ETRUNC (ofiwg/libfabric#8274, fixed in 1.18). The sink's
   // contents are garbage by design and never read.
 
   enum class Phase : std::uint8_t {

@@ -121,8 +121,7 @@ class Endpoint final : public Transport {
   /// reads fold_chunk_-byte pieces into fold_buf_ and combines each while it is in cache.
   /// Sends the sender its FIN (send_id, status errno) as soon as the last byte is read, before
   /// the last piece is combined: the sender's buffer is free from then on.
-  int cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size,
-               std::uint64_t send_id);
+  int cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size, std::uint64_t send_id);
   int cma_read_all(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size,
                    std::uint64_t send_id);  // cma_read's reads; the FIN on success only
   /// The FIN for send_id with status err: written now if nothing is owed before it, else queued.

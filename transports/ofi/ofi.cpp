@@ -795,30 +795,19 @@ void Endpoint::Impl::complete_req(Req* r) {
 /// (the caller then takes the normal path, which queues).
 bool Endpoint::Impl::post_inline(PostedOp* op) {
   if (!tx_queue.empty()) return false;
+  const auto dst = static_cast<fi_addr_t>(op->peer);
+  int rc = 0;
   if (raw_limit > 0 && op->size <= raw_limit) {  // no prefix: see kRawData
-    const int rc = static_cast<int>(fi_tinjectdata(ep, op->send_data, op->size, kRawData,
-                                                   static_cast<fi_addr_t>(op->peer), op->tag));
-    if (is_busy(rc)) return false;
-    if (rc != 0) {
-      op->fail(send_error(rc),
-               "ofi: send to world rank " + std::to_string(op->peer) + " failed: " + fi_text(rc));
-      return true;
-    }
-    if (kick_progress) kick();
-    ++stats.eager_messages;
-    ++stats.inline_messages;
-    stats.eager_bytes_sent += op->size;
-    op->complete();
-    return true;
+    rc = static_cast<int>(fi_tinjectdata(ep, op->send_data, op->size, kRawData, dst, op->tag));
+  } else {
+    const std::size_t prefix = rma ? eager_prefix.size() : 0;
+    if (op->size + prefix > inline_limit) return false;
+    if (rma && op->size >= eager_limit) return false;
+    alignas(8) std::array<std::byte, kInlineMax> buf;
+    if (rma) std::memcpy(buf.data(), eager_prefix.data(), sizeof(RtsHeader));  // inlined: constant
+    if (op->size > 0) std::memcpy(buf.data() + prefix, op->send_data, op->size);
+    rc = static_cast<int>(fi_tinject(ep, buf.data(), prefix + op->size, dst, op->tag));
   }
-  const std::size_t prefix = rma ? eager_prefix.size() : 0;
-  if (op->size + prefix > inline_limit) return false;
-  if (rma && op->size >= eager_limit) return false;
-  alignas(8) std::array<std::byte, kInlineMax> buf;
-  if (rma) std::memcpy(buf.data(), eager_prefix.data(), sizeof(RtsHeader));  // inlined: constant
-  if (op->size > 0) std::memcpy(buf.data() + prefix, op->send_data, op->size);
-  const int rc = static_cast<int>(
-      fi_tinject(ep, buf.data(), prefix + op->size, static_cast<fi_addr_t>(op->peer), op->tag));
   if (is_busy(rc)) return false;
   if (rc != 0) {
     op->fail(send_error(rc),

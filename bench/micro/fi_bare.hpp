@@ -90,9 +90,6 @@ class BareFabric {
       if (n > 0) {
         completions -= static_cast<int>(n);
         idle = 0;
-        // As fabcoll's ofi transport does on sockets, whose completed sends may still sit in
-        // its queue: one more read runs its progress engine (see ofi.cpp, kick).
-        if (completions <= 0 && kick_) (void)fi_cq_read(cq_, nullptr, 0);
       } else if (n == -FI_EAGAIN) {
         if (!spin_only_ && ++idle >= 64) sched_yield();
       } else {
@@ -112,6 +109,13 @@ class BareFabric {
       (void)fi_cq_read(cq_, nullptr, 0);
   }
 
+  /// As fabcoll's ofi transport does on sockets when a collective ends (ofi.cpp, kick): its
+  /// completed sends may still sit in its queue, and one more read runs its progress engine.
+  void kick() {
+    if (kick_)
+      for (int i = 0; i < 3; ++i) (void)fi_cq_read(cq_, nullptr, 0);
+  }
+
   /// `iters` round trips of n bytes between ranks 0 and 1 (me is 0 or 1).
   void ping_pong(int me, void* buf, std::size_t n, int iters) {
     for (int i = 0; i < iters; ++i) {
@@ -127,6 +131,7 @@ class BareFabric {
         wait(1);
       }
     }
+    kick();
   }
   /// Rank 0 streams `windows` windows of `window` messages; rank 1 acks each window (1 byte).
   void stream(int me, void* buf, std::size_t n, int windows, int window) {
@@ -145,6 +150,7 @@ class BareFabric {
         recv(&ack, 1, 3);
       wait(1);
     }
+    kick();
   }
 
  private:
@@ -156,7 +162,7 @@ class BareFabric {
   }
 
   bool spin_only_ = false;
-  bool kick_ = false;  // sockets: progress once more after the last completion of a wait
+  bool kick_ = false;  // sockets: progress once more at the end of a loop (kick)
   fi_info* info_ = nullptr;
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;

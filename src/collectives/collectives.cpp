@@ -533,6 +533,7 @@ CollRequest::CollRequest(Comm& comm, Progress& progress, Task<> task)
 }
 
 void CollRequest::finish() {
+  comm_->transport().flush();
   if (const std::exception_ptr e = task_.error()) {
     try {
       std::rethrow_exception(e);

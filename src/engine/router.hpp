@@ -42,6 +42,9 @@ class Router final : public Transport {
     for (Transport* t : members_) any |= t->progress();
     return any;
   }
+  void flush() override {
+    for (Transport* t : members_) t->flush();
+  }
   [[nodiscard]] std::vector<int> pending_peers() const override {
     std::vector<int> all;
     for (const Transport* t : members_) {

@@ -220,6 +220,10 @@ class Transport {
   virtual void cancel(PostedOp* op) = 0;
   /// Completes finished ops (on the owning thread). Returns true if anything happened.
   virtual bool progress() = 0;
+  /// Called when a collective has finished on this rank, before control returns to the
+  /// caller: whatever the transport still holds for the peers (a message its provider has
+  /// queued) should leave now, for this rank may not call in again for a long time.
+  virtual void flush() {}
   /// Phantom mode: sizes are accounted, no bytes move and no kernels run.
   [[nodiscard]] virtual bool phantom() const { return false; }
   /// Virtual-time transports report their clock; real ones return 0.

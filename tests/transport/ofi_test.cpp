@@ -892,6 +892,36 @@ TEST_P(OfiConformance, AllreduceAndBcastP2to5) {
   }
 }
 
+// A rank whose collective has ended may not call in again for a long time: what its last
+// message needs from it must be done by then (CollRequest::finish flushes the transport; the
+// sockets provider otherwise kept an injected message queued until the sender's next call).
+// Rank 1 broadcasts 8 bytes to rank 0 and then stays away for 3 s; rank 0 must have them at once.
+TEST_P(OfiConformance, ALastMessageLeavesBeforeItsCollectiveReturns) {
+  run_world(options(), 2, [&](RankCtx& c) {
+    CidCounter cids;
+    Comm comm(c.ep, c.progress, c.rank, c.size, {}, 0, CostModel{}, &cids);
+    std::int64_t value = c.rank == 1 ? 4242 : -1;
+    CollArgs b;
+    b.coll = Collective::bcast;
+    b.sendbuf = &value;
+    b.recvbuf = &value;
+    b.count = 1;
+    b.elem_size = sizeof value;
+    b.root = 1;
+    validate(comm, b);
+    const auto t0 = Clock::now();
+    run_blocking(comm, c.progress, run_collective(comm, b));
+    const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (c.rank == 1) {
+      std::this_thread::sleep_for(std::chrono::seconds(3));  // no fabcoll call meanwhile
+    } else {
+      EXPECT_EQ(value, 4242);
+      EXPECT_LT(waited, 1.5) << "rank 0 waited for rank 1's next call into fabcoll";
+    }
+    progress_barrier(c, "flush");
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Providers, OfiConformance,
                          ::testing::Values("sockets", "tcp;ofi_rxm", "shm"),
                          [](const ::testing::TestParamInfo<std::string>& i) {

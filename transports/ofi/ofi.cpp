@@ -402,7 +402,7 @@ struct Endpoint::Impl {
   fid_ep* ep = nullptr;
 
   bool rma = false;
-  // sockets: run the progress engine once more after an inject and after completions (kick).
+  // sockets: run the progress engine once more when a collective ends (flush, kick).
   bool kick_progress = false;
   std::size_t raw_limit = 0;  // eager sends up to this size go without the prefix (kRawData)
   RtsMarker marker = RtsMarker::cq_data;
@@ -814,7 +814,6 @@ bool Endpoint::Impl::post_inline(PostedOp* op) {
              "ofi: send to world rank " + std::to_string(op->peer) + " failed: " + fi_text(rc));
     return true;
   }
-  if (kick_progress) kick();
   ++stats.eager_messages;
   ++stats.inline_messages;
   stats.eager_bytes_sent += op->size;
@@ -995,7 +994,8 @@ void Endpoint::Impl::finish_read(Req* r) {
 /// fi_cq_read. A rank whose collective ended that way kept its last message until its next
 /// fabcoll call, and its peer waited that long (measured: a ping-pong whose rank 1 went on to
 /// other work left rank 0 waiting for good). A read of no entries runs the progress engine
-/// and takes no completion.
+/// and takes no completion. Once per collective (flush): after every inject and every batch
+/// of completions it cost 1.5-2 us of an 11 us 8-byte ping-pong.
 void Endpoint::Impl::kick() { (void)fi_cq_read(cq, nullptr, 0); }
 
 bool Endpoint::Impl::poll_cq() {
@@ -1019,7 +1019,6 @@ bool Endpoint::Impl::poll_cq() {
     }
     break;  // -FI_EAGAIN: nothing more now
   }
-  if (any && kick_progress) kick();
   return any;
 }
 
@@ -1396,6 +1395,14 @@ void Endpoint::cancel(PostedOp* op) {
   if (!r->is_send && r->phase == Impl::Phase::posted) fi_cancel(&m.ep->fid, &r->main.fctx);
   // Wait for the provider to give the operation back: until then it may use the buffer.
   m.drain_until_gone(r);
+}
+
+void Endpoint::flush() {
+  // Measured (ALastMessageLeavesBeforeItsCollectiveReturns): one read of the queue left the
+  // injected message queued, two sent it, also as the connection's first message; three for
+  // a margin. Each is a zero-entry read (kick): no completion is taken here.
+  if (!impl_->kick_progress) return;
+  for (int i = 0; i < 3; ++i) impl_->kick();
 }
 
 bool Endpoint::progress() {

@@ -125,6 +125,8 @@ class Endpoint final : public Transport {
   void post_recv(PostedOp* op) override;
   void cancel(PostedOp* op) override;
   bool progress() override;
+  /// sockets only: one more run of its progress engine (queued messages leave now).
+  void flush() override;
   [[nodiscard]] std::vector<int> pending_peers() const override;
 
   /// Registers [buf, buf + len) with the domain once (fi_mr_reg, also where the provider does

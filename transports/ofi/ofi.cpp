@@ -1398,11 +1398,15 @@ void Endpoint::cancel(PostedOp* op) {
 }
 
 void Endpoint::flush() {
+  Impl& m = *impl_;
+  // Our own retry queue first: a FIN or send that found the provider busy would otherwise
+  // wait for this rank's next call (a few tries; a provider still busy keeps it queued).
+  for (int i = 0; i < 3 && !m.tx_queue.empty(); ++i) (void)progress();
   // Measured (ALastMessageLeavesBeforeItsCollectiveReturns): one read of the queue left the
   // injected message queued, two sent it, also as the connection's first message; three for
   // a margin. Each is a zero-entry read (kick): no completion is taken here.
-  if (!impl_->kick_progress) return;
-  for (int i = 0; i < 3; ++i) impl_->kick();
+  if (!m.kick_progress) return;
+  for (int i = 0; i < 3; ++i) m.kick();
 }
 
 bool Endpoint::progress() {

@@ -12,6 +12,7 @@
 #include <rdma/fi_tagged.h>
 #include <sched.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,11 +52,16 @@ class BareFabric {
     check(fi_enable(ep_), "fi_enable");
     check(fi_mr_reg(domain_, buf, len, FI_SEND | FI_RECV, 0, 0, 0, &mr_, nullptr), "fi_mr_reg");
     desc_ = fi_mr_desc(mr_);
+    check(
+        fi_mr_reg(domain_, ack_.data(), ack_.size(), FI_SEND | FI_RECV, 0, 0, 0, &ack_mr_, nullptr),
+        "fi_mr_reg(ack)");
+    ack_desc_ = fi_mr_desc(ack_mr_);
     kick_ = std::strcmp(info_->fabric_attr->prov_name, "sockets") == 0;
   }
   BareFabric(const BareFabric&) = delete;
   BareFabric& operator=(const BareFabric&) = delete;
   ~BareFabric() {
+    fi_close(&ack_mr_->fid);
     fi_close(&mr_->fid);
     fi_close(&ep_->fid);
     fi_close(&av_->fid);
@@ -100,12 +106,15 @@ class BareFabric {
       }
     }
   }
+  /// buf lies in the registered buffer (desc), or is the ack byte (its own registration).
   void send(const void* buf, std::size_t n, std::uint64_t tag) {
-    while (fi_tsend(ep_, buf, n, desc_, peer_, tag, nullptr) == -FI_EAGAIN)
+    void* const desc = buf == ack_.data() ? ack_desc_ : desc_;
+    while (fi_tsend(ep_, buf, n, desc, peer_, tag, next_context()) == -FI_EAGAIN)
       (void)fi_cq_read(cq_, nullptr, 0);
   }
   void recv(void* buf, std::size_t n, std::uint64_t tag) {
-    while (fi_trecv(ep_, buf, n, desc_, peer_, tag, 0, nullptr) == -FI_EAGAIN)
+    void* const desc = buf == ack_.data() ? ack_desc_ : desc_;
+    while (fi_trecv(ep_, buf, n, desc, peer_, tag, 0, next_context()) == -FI_EAGAIN)
       (void)fi_cq_read(cq_, nullptr, 0);
   }
 
@@ -135,7 +144,6 @@ class BareFabric {
   }
   /// Rank 0 streams `windows` windows of `window` messages; rank 1 acks each window (1 byte).
   void stream(int me, void* buf, std::size_t n, int windows, int window) {
-    char ack = 0;
     for (int w = 0; w < windows; ++w) {
       for (int i = 0; i < window; ++i) {
         if (me == 0)
@@ -145,9 +153,9 @@ class BareFabric {
       }
       wait(window);
       if (me == 1)
-        send(&ack, 1, 3);
+        send(ack_.data(), 1, 3);
       else
-        recv(&ack, 1, 3);
+        recv(ack_.data(), 1, 3);
       wait(1);
     }
     kick();
@@ -161,6 +169,15 @@ class BareFabric {
     }
   }
 
+  /// Operation contexts for providers that ask for FI_CONTEXT/FI_CONTEXT2 storage: at most a
+  /// window (64) plus an ack are in flight, so a ring of 256 is never reused while in use.
+  fi_context2* next_context() { return &contexts_[next_++ % contexts_.size()]; }
+
+  std::array<fi_context2, 256> contexts_{};
+  std::array<char, 64> ack_{};  // the streams' 1-byte acks, registered on their own
+  fid_mr* ack_mr_ = nullptr;
+  void* ack_desc_ = nullptr;
+  std::size_t next_ = 0;
   bool spin_only_ = false;
   bool kick_ = false;  // sockets: progress once more at the end of a loop (kick)
   fi_info* info_ = nullptr;

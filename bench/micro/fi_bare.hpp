@@ -53,7 +53,7 @@ class BareFabric {
     check(fi_mr_reg(domain_, buf, len, FI_SEND | FI_RECV, 0, 0, 0, &mr_, nullptr), "fi_mr_reg");
     desc_ = fi_mr_desc(mr_);
     check(
-        fi_mr_reg(domain_, ack_.data(), ack_.size(), FI_SEND | FI_RECV, 0, 0, 0, &ack_mr_, nullptr),
+        fi_mr_reg(domain_, ack_.data(), ack_.size(), FI_SEND | FI_RECV, 0, 1, 0, &ack_mr_, nullptr),
         "fi_mr_reg(ack)");
     ack_desc_ = fi_mr_desc(ack_mr_);
     kick_ = std::strcmp(info_->fabric_attr->prov_name, "sockets") == 0;

@@ -24,6 +24,7 @@
 #ifdef FABCOLL_PINGPONG_MPI
 #include <fabcoll/fabcoll_mpi.h>  // fc_init_from_mpi, <mpi.h>
 #endif
+#include "../bench_util.hpp"  // after <mpi.h>: mpi_library_name
 
 namespace {
 
@@ -149,13 +150,6 @@ class MpiBaseline final : public Baseline {
 };
 #endif
 
-/// Rank 0 of the job, or a process started alone (who prints the usage).
-bool first_process() {
-  for (const char* v : {"FABCOLL_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
-    if (const char* r = std::getenv(v); r != nullptr && *r != '\0') return std::strcmp(r, "0") == 0;
-  return true;
-}
-
 int pingpong_main(int argc, char** argv) {
 #ifdef FABCOLL_PINGPONG_MPI
   const char* const prog = "fabcoll-pingpong-mpi";
@@ -171,7 +165,7 @@ int pingpong_main(int argc, char** argv) {
   int windows_opt = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0) {
-      if (!first_process()) return 0;
+      if (!fabcoll::bench::first_process()) return 0;
       std::printf(
           "usage: fabcoll-run -n 2 [--transport ofi --provider P] -- fabcoll-pingpong [--max "
           "BYTES] [--min BYTES] [--iterations N] [--windows W] [--no-register] [--compare-bare]\n"
@@ -298,14 +292,7 @@ int pingpong_main(int argc, char** argv) {
   }
 #ifdef FABCOLL_PINGPONG_MPI
   if (compare_mpi && me < 2) base = std::make_unique<MpiBaseline>();
-  std::string mpi_name;
-  if (compare_mpi) {
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(version, &len);
-    mpi_name.assign(version, static_cast<std::size_t>(len));
-    mpi_name = mpi_name.substr(0, mpi_name.find_first_of(",\n"));
-  }
+  const std::string mpi_name = compare_mpi ? fabcoll::bench::mpi_library_name() : std::string();
 #endif
   if (me == 0) {
     std::printf("# fabcoll point-to-point, rank 0 <-> 1 over %s, buffer %s\n",

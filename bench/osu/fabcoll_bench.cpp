@@ -39,6 +39,7 @@
 #ifdef FABCOLL_BENCH_MPI
 #include <fabcoll/fabcoll_mpi.h>  // fc_init_from_mpi, <mpi.h>
 #endif
+#include "../bench_util.hpp"  // after <mpi.h>: mpi_library_name
 
 namespace {
 
@@ -1130,17 +1131,6 @@ bool parse_sizes(const std::string& s, std::size_t& min, std::size_t& max) {
 
 bool is_tty(int fd) { return ::isatty(fd) == 1; }
 
-const char* env_rank() {
-  for (const char* v : {"FABCOLL_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
-    if (const char* s = std::getenv(v); s != nullptr && *s != '\0') return s;
-  return nullptr;
-}
-/// Before the library is up: is this the process that should print a usage error?
-bool first_process() {
-  const char* r = env_rank();
-  return r == nullptr || std::strcmp(r, "0") == 0;
-}
-
 int bench_main(int argc, char** argv) {
   CLI::App app{
       "fabcoll-bench: OSU-style latency benchmark of one fabcoll collective.\n"
@@ -1250,7 +1240,7 @@ int bench_main(int argc, char** argv) {
   o.validate = validate;
   o.inject_error = inject_error;
   o.test_calls = test_calls;
-  const bool talk = first_process();
+  const bool talk = fabcoll::bench::first_process();
 #ifndef FABCOLL_BENCH_MPI
   if (compare_mpi) {
     if (talk)
@@ -1386,13 +1376,7 @@ int bench_main(int argc, char** argv) {
   const std::string algo_text = algorithm.empty() ? "auto (cost model)" : algorithm;
   std::string mpi_name = "MPI";  // "Open MPI v4.1.4": the library --compare-mpi times
 #ifdef FABCOLL_BENCH_MPI
-  {
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(version, &len);
-    mpi_name.assign(version, static_cast<std::size_t>(len));
-    mpi_name = mpi_name.substr(0, mpi_name.find_first_of(",\n"));
-  }
+  mpi_name = fabcoll::bench::mpi_library_name();
 #endif
   std::string preamble = std::string("# fabcoll ") + (o.nonblocking ? "Non-blocking " : "") +
                          info->title + " Latency Test v" + std::to_string(FABCOLL_VERSION_MAJOR) +

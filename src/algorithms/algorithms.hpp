@@ -60,6 +60,19 @@ Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size, co
                         ConstBytes input = {});
 Task<> allreduce_rabenseifner(Channel& ch, MutableBytes buf, std::size_t elem_size,
                               const ReduceOp& op, ConstBytes input = {});
+// Written shares (Algorithm::written_share) that several algorithms have in common.
+/// The binomial tree's (bcast from the root, reduce towards it): the critical path is ⌈log p⌉
+/// steps; the root's own sends move its input, every other step what its sender received (or
+/// combined). The longest path leaves the root by the i-th of its sends whose subtree then
+/// needs ⌈log p⌉ − i more steps; the share is the most such steps, over ⌈log p⌉ (sim: exact).
+double binomial_written_share(int p);
+double binomial_written(const CostQuery& q);
+/// A ring's p − 1 steps (all-gather, reduce-scatter): only the first moves input, (p − 2)/(p − 1).
+inline double ring_written_share(const CostQuery& q) {
+  return q.p < 3 ? 0.0 : (q.p - 2.0) / (q.p - 1.0);
+}
+/// Every byte it sends was first copied (packed, rotated) or combined by its sender: 1.
+inline double written_all(const CostQuery& q) { return q.p < 2 ? 0.0 : 1.0; }
 extern const Algorithm kScanHypercube;
 extern const Algorithm kExscanHypercube;
 /// Sanders et al. §13.3 hypercube prefix: inclusive (scan) or exclusive (exscan) in place.

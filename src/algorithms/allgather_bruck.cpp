@@ -66,6 +66,7 @@ const Algorithm kAllgatherBruck{
     .optimal_k = nullptr,
     .run = run,
     .test = "gather_barrier_test.AllgatherBruckTakesCeilLogPRounds",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -57,6 +57,17 @@ double cost(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// Each phase's first step sends the own block (input) and the rest received blocks: of
+// (p − 1)n bytes, n per phase of more than one rank is input.
+double written_share(const CostQuery& q) {
+  if (q.p < 2) return 0;
+  const Mesh2d mesh{q.p};
+  const double input = (mesh.cols() > 1 ? 1.0 : 0.0) + (mesh.rows() > 1 ? 1.0 : 0.0);
+  return 1 - input / (q.p - 1.0);
+}
+}  // namespace
+
 const Algorithm kAllgatherMesh2d{
     .name = "mesh2d",
     .coll = Collective::allgather,
@@ -68,6 +79,7 @@ const Algorithm kAllgatherMesh2d{
     .optimal_k = nullptr,
     .run = run,
     .test = "gather_barrier_test.AllgatherMesh2dMatchesAlgorithm4_6",
+    .written_share = written_share,
 };
 
 }  // namespace fabcoll::algorithms

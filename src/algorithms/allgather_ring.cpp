@@ -50,6 +50,7 @@ const Algorithm kAllgatherRing{
     .optimal_k = nullptr,
     .run = run,
     .test = "gather_barrier_test.AllgatherRingMatchesAlgorithm4_4",
+    .written_share = ring_written_share,
 };
 
 }  // namespace fabcoll::algorithms

@@ -75,6 +75,7 @@ const Algorithm kAllgathervBruck{
     .optimal_k = nullptr,
     .run = run,
     .test = "gather_barrier_test.AllgathervBruckTakesCeilLogPRounds",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -69,6 +69,7 @@ const Algorithm kAllgathervRing{
     .optimal_k = nullptr,
     .run = run,
     .test = "gather_barrier_test.AllgathervRingMatchesAlgorithm4_4",
+    .written_share = ring_written_share,
 };
 
 }  // namespace fabcoll::algorithms

@@ -192,6 +192,15 @@ double cost_hybrid(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// LAWN 29's count for the strategy it runs (Theorem 1 under the link's own model).
+double written_share(const CostQuery& q) {
+  const Hypercube cube{q.p};
+  return tuning::hybrid_written_share(tuning::theorem1_strategy(q.n, cube.dim(), q.m), q.n,
+                                      cube.dim(), cube.power_of_two(), false, true);
+}
+}  // namespace
+
 const Algorithm kAllreduceHybrid{
     .name = "hybrid",
     .coll = Collective::allreduce,
@@ -206,6 +215,7 @@ const Algorithm kAllreduceHybrid{
     .run = run_hybrid,
     .test = "allreduce_scan_test.AllreduceHybridMatchesCorollary4",
     .separate_input = true,
+    .written_share = written_share,
 };
 
 }  // namespace fabcoll::algorithms

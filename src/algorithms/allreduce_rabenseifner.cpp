@@ -47,6 +47,16 @@ double cost_rabenseifner(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// LAWN 29's count for Version 3: only the first halving (or the fold) moves input,
+// 1 − 1/(4(1 − 1/p)) at p = 2^d (1/2 at p = 2).
+double written_share(const CostQuery& q) {
+  const Hypercube cube{q.p};
+  return tuning::hybrid_written_share(tuning::version3(cube.dim()), q.n, cube.dim(),
+                                      cube.power_of_two(), true, true);
+}
+}  // namespace
+
 const Algorithm kAllreduceRabenseifner{
     .name = "rabenseifner",
     .coll = Collective::allreduce,
@@ -59,6 +69,7 @@ const Algorithm kAllreduceRabenseifner{
     .run = run_rabenseifner,
     .test = "allreduce_scan_test.AllreduceRabenseifnerMatchesLawn29Version3",
     .separate_input = true,
+    .written_share = written_share,
 };
 
 }  // namespace fabcoll::algorithms

@@ -10,6 +10,7 @@
 //   dim 1: 0↔2 1↔3     own all-reduce (the loop invariant of §13.2.1)
 #include "algorithms/algorithms.hpp"
 #include "patterns/hypercube.hpp"
+#include "tuning/lawn29.hpp"
 
 namespace fabcoll::algorithms {
 
@@ -41,6 +42,16 @@ double cost(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// LAWN 29's count for Version 2: only the first exchange (or the fold) moves input, (d − 1)/d
+// at p = 2^d.
+double written_share(const CostQuery& q) {
+  const Hypercube cube{q.p};
+  return tuning::hybrid_written_share(tuning::kVersion2, q.n, cube.dim(), cube.power_of_two(),
+                                      false, true);
+}
+}  // namespace
+
 const Algorithm kAllreduceRecursiveDoubling{
     .name = "recursive_doubling",
     .coll = Collective::allreduce,
@@ -53,6 +64,7 @@ const Algorithm kAllreduceRecursiveDoubling{
     .run = run,
     .test = "sim_cost_test.AllreduceRecursiveDoublingMatchesLawn29Version2",
     .separate_input = true,
+    .written_share = written_share,
 };
 
 }  // namespace fabcoll::algorithms

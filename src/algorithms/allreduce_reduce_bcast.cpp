@@ -32,6 +32,16 @@ double cost_reduce_bcast(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// The binomial reduce's written steps (binomial_written_share), then a broadcast of the
+// combined result, every step written.
+double written_share(const CostQuery& q) {
+  const int d = BinomialTree::ceil_log2(q.p);
+  if (d == 0) return 0;
+  return (binomial_written_share(q.p) * d + d) / (2.0 * d);
+}
+}  // namespace
+
 const Algorithm kAllreduceReduceBcast{
     .name = "reduce_bcast",
     .coll = Collective::allreduce,
@@ -43,6 +53,7 @@ const Algorithm kAllreduceReduceBcast{
     .optimal_k = nullptr,
     .run = run_reduce_bcast,
     .test = "allreduce_scan_test.AllreduceReduceBcastMatchesLawn29Version1",
+    .written_share = written_share,
 };
 
 }  // namespace fabcoll::algorithms

@@ -59,6 +59,14 @@ double cost_ring(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// Of the 2(p − 1) steps only the reduce-scatter's first moves input: 1 − 1/(2(p − 1)).
+double written_share(const CostQuery& q) {
+  if (q.p < 2) return 0;
+  return 1 - 1 / (2.0 * (q.p - 1));
+}
+}  // namespace
+
 const Algorithm kAllreduceRing{
     .name = "ring",
     .coll = Collective::allreduce,
@@ -70,6 +78,7 @@ const Algorithm kAllreduceRing{
     .optimal_k = nullptr,
     .run = run_ring,
     .test = "allreduce_scan_test.AllreduceRingMatchesFormula",
+    .written_share = written_share,
 };
 
 }  // namespace fabcoll::algorithms

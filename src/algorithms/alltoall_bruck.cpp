@@ -86,6 +86,7 @@ const Algorithm kAlltoallBruck{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.BruckMatchesItsRoundCount",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

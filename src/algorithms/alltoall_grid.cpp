@@ -106,6 +106,7 @@ const Algorithm kAlltoallGrid{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.GridMatchesExercise13_11",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -189,6 +189,7 @@ const Algorithm kAlltoallGridNd{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_grid_nd_test.GridNdMatchesExercise13_11",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -77,6 +77,7 @@ const Algorithm kAlltoallHypercube{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.HypercubeMatchesSection13_6_2",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

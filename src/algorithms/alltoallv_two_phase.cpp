@@ -194,6 +194,7 @@ const Algorithm kAlltoallvTwoPhase{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.AlltoallvTwoPhaseMatchesSection13_6_3",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

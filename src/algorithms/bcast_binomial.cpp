@@ -33,6 +33,23 @@ double cost(const CostQuery& q) {
 }
 }  // namespace
 
+double binomial_written_share(int p) {
+  const int d = BinomialTree::ceil_log2(p);
+  int most = 0;
+  // The root's i-th send (i = 1 … d) goes to relative rank 2^(d − i), whose subtree is the
+  // ranks [2^(d − i), min(2^(d − i + 1), p)).
+  for (int i = 1; i <= d; ++i) {
+    const int child = 1 << (d - i);
+    if (child >= p) continue;
+    const int size = std::min(child, p - child);
+    const int steps = BinomialTree::ceil_log2(size);
+    if (i + steps == d) most = std::max(most, steps);
+  }
+  return d == 0 ? 0.0 : static_cast<double>(most) / d;
+}
+
+double binomial_written(const CostQuery& q) { return binomial_written_share(q.p); }
+
 const Algorithm kBcastBinomial{
     .name = "binomial",
     .coll = Collective::bcast,
@@ -44,6 +61,7 @@ const Algorithm kBcastBinomial{
     .optimal_k = nullptr,
     .run = run,
     .test = "sim_cost_test.BcastBinomialMatchesTheorem13_1",
+    .written_share = binomial_written,
 };
 
 }  // namespace fabcoll::algorithms

@@ -68,6 +68,15 @@ double optimal_k(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// The root's first packet leaves its input; from then on the critical path is the chain
+// forwarding what it received, p + k − 3 of its p + k − 2 packet steps (sim: exact).
+double written_share(const CostQuery& q) {
+  if (q.p < 3) return 0;
+  return 1 - 1 / (q.p + std::max(q.k, 1.0) - 2);
+}
+}  // namespace
+
 const Algorithm kBcastLinearPipeline{
     .name = "linear_pipeline",
     .coll = Collective::bcast,
@@ -79,6 +88,7 @@ const Algorithm kBcastLinearPipeline{
     .optimal_k = optimal_k,
     .run = run_bcast_linear_pipeline,
     .test = "bcast_reduce_test.BcastLinearPipelineExact",
+    .written_share = written_share,
 };
 
 }  // namespace fabcoll::algorithms

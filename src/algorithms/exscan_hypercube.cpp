@@ -37,6 +37,7 @@ const Algorithm kExscanHypercube{
     .optimal_k = nullptr,
     .run = run_exscan,
     .test = "allreduce_scan_test.ExscanHypercubeMatchesTheorem13_6",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -30,6 +30,7 @@ const Algorithm kExscanInorderTree{
     .optimal_k = prefix_inorder_tree_optimal_k,
     .run = run_exscan_inorder,
     .test = "allreduce_scan_test.ExscanInorderTreeWithinCorollary13_7",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -154,6 +154,16 @@ double cost(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// LAWN 29's count for the strategy it runs (Theorem 1 under the link's own model), the fold
+// whole, no return of the result.
+double written_share(const CostQuery& q) {
+  const Hypercube cube{q.p};
+  return tuning::hybrid_written_share(tuning::theorem1_strategy(q.n, cube.dim(), q.m), q.n,
+                                      cube.dim(), cube.power_of_two(), false, false);
+}
+}  // namespace
+
 const Algorithm kReduceHybrid{
     .name = "hybrid",
     .coll = Collective::reduce,
@@ -167,6 +177,7 @@ const Algorithm kReduceHybrid{
     .optimal_k = nullptr,
     .run = run_reduce_hybrid,
     .test = "bcast_reduce_test.ReduceHybridMatchesCorollary4",
+    .written_share = written_share,
 };
 
 }  // namespace fabcoll::algorithms

@@ -115,6 +115,7 @@ const Algorithm kReducePipelinedBinaryTree{
     .optimal_k = optimal_k,
     .run = run_reduce_pipelined_binary_tree,
     .test = "bcast_reduce_test.ReducePipelinedBinaryTreeWithinLemma13_4",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -16,6 +16,7 @@
 #include "algorithms/algorithms.hpp"
 #include "patterns/hypercube.hpp"
 #include "patterns/ring.hpp"
+#include "tuning/lawn29.hpp"
 
 namespace fabcoll::algorithms {
 
@@ -169,6 +170,16 @@ double cost(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// LAWN 29's count (tuning::hybrid_written_share) for Version 3, the fold swapping halves and
+// no return of the result (the root keeps it).
+double written_share(const CostQuery& q) {
+  const Hypercube cube{q.p};
+  return tuning::hybrid_written_share(tuning::version3(cube.dim()), q.n, cube.dim(),
+                                      cube.power_of_two(), true, false);
+}
+}  // namespace
+
 const Algorithm kReduceRabenseifner{
     .name = "rabenseifner",
     .coll = Collective::reduce,
@@ -180,6 +191,7 @@ const Algorithm kReduceRabenseifner{
     .optimal_k = nullptr,
     .run = run_reduce_rabenseifner,
     .test = "bcast_reduce_test.ReduceRabenseifnerMatchesVersion3PlusGather",
+    .written_share = written_share,
 };
 
 }  // namespace fabcoll::algorithms

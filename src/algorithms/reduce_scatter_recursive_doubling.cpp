@@ -136,6 +136,7 @@ const Algorithm kReduceScatterRecursiveDoubling{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.ReduceScatterRecursiveDoublingMatchesMpich",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

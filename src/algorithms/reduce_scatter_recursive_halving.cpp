@@ -121,6 +121,7 @@ const Algorithm kReduceScatterRecursiveHalving{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.ReduceScatterRecursiveHalvingMatchesMpich",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

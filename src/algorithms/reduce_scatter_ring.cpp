@@ -71,6 +71,7 @@ const Algorithm kReduceScatterRing{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.ReduceScatterRingMatchesAlgorithm4_5",
+    .written_share = ring_written_share,
 };
 
 }  // namespace fabcoll::algorithms

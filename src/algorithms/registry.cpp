@@ -1,5 +1,6 @@
 #include "algorithms/registry.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace fabcoll {
@@ -47,6 +48,14 @@ std::span<const Algorithm* const> all_algorithms() {
     return v;
   }();
   return all;
+}
+
+CostModel Algorithm::costed(const CostQuery& q) const {
+  CostModel m = q.m;
+  if (m.written != 1 && written_share != nullptr)
+    m.beta *= 1 + std::clamp(written_share(q), 0.0, 1.0) * (m.written - 1);
+  m.written = 1;
+  return m;
 }
 
 const Algorithm* find_algorithm(Collective c, std::string_view name) {

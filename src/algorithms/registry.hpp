@@ -101,6 +101,22 @@ struct Algorithm {
   /// over latencies of the formula) would miscount them (nullptr: that estimate). The naive
   /// broadcast's o terms are sends of n bytes that the estimate does not count as latencies.
   double (*message_bytes)(const CostQuery& q) = nullptr;
+  /// The share f of the bytes on its critical path (of the β term of `cost`) that carry data
+  /// the sending rank wrote within the collective: received from a peer and sent on, combined,
+  /// or copied (packed, rotated); the rest is the caller's input. Depends on p and on k for a
+  /// pipelined algorithm (q.k; 0: one packet), never on the model. nullptr: f = 0, every byte
+  /// it sends is input. Checked against the sim, which tracks what each rank wrote
+  /// (sim_cost_test.WrittenShareMatchesTheSim).
+  double (*written_share)(const CostQuery& q) = nullptr;
+
+  /// q.m as this algorithm is costed: β raised to β(1 + f(ω − 1)) for the written share f of
+  /// its bytes (CostModel::written = ω), and ω then 1 (so costing twice changes nothing).
+  [[nodiscard]] CostModel costed(const CostQuery& q) const;
+  /// cost(q) under costed(q): what the selector, the tables and the validation predict.
+  [[nodiscard]] double predict(CostQuery q) const {
+    q.m = costed(q);
+    return cost(q);
+  }
 };
 
 /// Every registered algorithm.

@@ -86,6 +86,7 @@ const Algorithm kScanHypercube{
     .optimal_k = nullptr,
     .run = run_scan,
     .test = "allreduce_scan_test.ScanHypercubeMatchesTheorem13_6",
+    .written_share = written_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -136,7 +136,9 @@ SegmentChoice choose_segment(const Comm& comm, const Algorithm& alg, const CollA
   }
   if (!link.has_break()) {
     if (alg.optimal_k == nullptr) return {1, false};
-    const double k = alg.optimal_k(q);
+    CostQuery cq = q;
+    cq.m = alg.costed(q);
+    const double k = alg.optimal_k(cq);
     if (!(k >= 1)) return {1, false};
     return {std::min(max_k, static_cast<std::size_t>(std::llround(k))), false};
   }
@@ -157,7 +159,7 @@ double predicted_cost(const Comm& comm, const Algorithm& alg, const CollArgs& ar
   CostQuery q = query_for(comm, args);
   q.m = sc.above ? comm.link().above : comm.link().below;
   q.k = static_cast<double>(sc.packets);
-  return alg.cost(q);
+  return alg.predict(q);
 }
 
 const Algorithm& select_algorithm(const Comm& comm, const CollArgs& args) {

@@ -100,21 +100,23 @@ Task<> Channel::recv_then_combine(Transfer r, const ReduceOp& op, ConstBytes tmp
   co_await work;
 }
 
-Transfer Channel::compute(std::size_t bytes) {
-  if (!comm_->transport().models_compute()) return {};  // done: nothing to wait for
+Transfer Channel::compute(MutableBytes out) {
+  Transport& t = comm_->transport();
+  if (!t.models_compute()) return {};  // done: nothing to wait for
+  t.note_written(out.data(), out.size());
   PostedOp* op = new PostedOp;
-  op->delay = model().gamma * static_cast<double>(bytes);
+  op->delay = model().gamma * static_cast<double>(out.size());
   return post(op, OpKind::delay);
 }
 
 Transfer Channel::combine_left(const ReduceOp& op, ConstBytes in, MutableBytes inout) {
   if (!phantom()) op.combine_left(in.data(), inout.data(), inout.size() / op.elem_size());
-  return compute(inout.size());
+  return compute(inout);
 }
 
 Transfer Channel::combine_right(const ReduceOp& op, MutableBytes inout, ConstBytes in) {
   if (!phantom()) op.combine_right(inout.data(), in.data(), inout.size() / op.elem_size());
-  return compute(inout.size());
+  return compute(inout);
 }
 
 Transfer Channel::combine_into(const ReduceOp& op, ConstBytes left, ConstBytes right,
@@ -129,13 +131,14 @@ Transfer Channel::combine_into(const ReduceOp& op, ConstBytes left, ConstBytes r
       op.combine_to(left.data(), right.data(), out.data(), out.size() / es);
     }
   }
-  return compute(out.size());
+  return compute(out);
 }
 
 void Channel::copy(MutableBytes dst, ConstBytes src) const {
   if (src.empty() || dst.data() == src.data()) return;
   const std::size_t bytes = src.size() < dst.size() ? src.size() : dst.size();
   comm_->count_copy(bytes);
+  if (comm_->transport().models_compute()) comm_->transport().note_written(dst.data(), bytes);
   if (phantom()) return;
   std::memmove(dst.data(), src.data(), bytes);
 }

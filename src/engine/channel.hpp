@@ -72,8 +72,9 @@ class Channel {
   Transfer send(int peer, ConstBytes data, std::uint32_t step = 0);
   /// Posts a receive into `data` from `peer`. A longer message fails with Errc::truncation.
   Transfer recv(int peer, MutableBytes data, std::uint32_t step = 0);
-  /// Local work costing γ·bytes of virtual time on the sim transport; immediate elsewhere.
-  Transfer compute(std::size_t bytes);
+  /// Local work that wrote `out`, costing γ·|out| of virtual time on the sim transport (which
+  /// also notes `out` as written, Transport::note_written); immediate elsewhere.
+  Transfer compute(MutableBytes out);
 
   /// inout = in (op) inout (in holds lower ranks' data); returns the γ cost to await.
   Transfer combine_left(const ReduceOp& op, ConstBytes in, MutableBytes inout);

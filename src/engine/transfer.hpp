@@ -212,6 +212,9 @@ class Transport {
   /// True where local computation takes modelled time (sim): only there does a combine post a
   /// delay op; real transports skip it (an op, a post and an await per combine).
   [[nodiscard]] virtual bool models_compute() const { return false; }
+  /// Local code (a combine, a copy) has just written [data, data + bytes): a transport that
+  /// models what written data costs to send (sim, CostModel::written) notes it.
+  virtual void note_written(const void* /*data*/, std::size_t /*bytes*/) {}
   /// True where a receive from `peer` can fold on arrival (PostedOp::fold): the transport
   /// combines each piece as it lands. Others are never handed a fold.
   [[nodiscard]] virtual bool folds_receive(int /*peer*/) const { return false; }

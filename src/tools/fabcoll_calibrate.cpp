@@ -771,7 +771,7 @@ int main(int argc, char** argv) {
         }
         cands.push_back(alg);
         packets.push_back(packet);
-        predicted.push_back(alg->cost(q));
+        predicted.push_back(alg->predict(q));
         models.push_back(pc.m);
       }
       // A rank's own time of one call says little (a bcast root returns once its sends are

@@ -26,6 +26,14 @@ struct CostModel {
   /// rotating), s/B. 0: copies are free, as in the texts' model. Charged by the algorithms whose
   /// copies grow with p (the index all-to-alls copy every block once per round).
   double copy = 0;
+  /// ω: the time per byte of data its sender wrote within the collective (received from a
+  /// peer, combined, copied), as a multiple of β. β itself is measured on data the sender never
+  /// writes, as a collective sends its caller's input. Written data sits modified in the
+  /// sender's cache, and another core reads it from there: on this machine 1.7–2.2 times
+  /// slower than unmodified data at 16 KiB … 4 MiB (process_vm_readv, three launches). 1: the
+  /// texts' model, every byte costs β. An algorithm is costed with β raised by the share of its
+  /// critical path's bytes that were written (Algorithm::written_share, costed_model).
+  double written = 1;
 
   [[nodiscard]] double send_overhead() const { return overhead >= 0 ? overhead : alpha; }
 };

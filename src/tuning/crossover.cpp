@@ -30,7 +30,9 @@ double selector_k(const Algorithm& alg, double n, int p, const CostModel& m) {
   if (alg.optimal_k == nullptr) return 1;
   // Mirrors packet_count() in collectives.cpp: llround(optimal k), at least 1, at most the
   // element count (n with one-byte elements).
-  const double k = alg.optimal_k(query(n, p, m));
+  CostQuery q = query(n, p, m);
+  q.m = alg.costed(q);
+  const double k = alg.optimal_k(q);
   if (!(k >= 1)) return 1;
   const double max_k = std::max(1.0, std::floor(n));
   return std::min(max_k, static_cast<double>(std::llround(k)));
@@ -39,7 +41,7 @@ double selector_k(const Algorithm& alg, double n, int p, const CostModel& m) {
 double algorithm_cost(const Algorithm& alg, double n, int p, const CostModel& m) {
   CostQuery q = query(n, p, m);
   q.k = selector_k(alg, n, p, m);
-  return alg.cost(q);
+  return alg.predict(q);
 }
 
 double mean_message_bytes(const Algorithm& alg, double n, int p, const CostModel& m) {
@@ -76,7 +78,7 @@ PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& b
     if (fits_below && fits_above) {
       CostQuery qb = query(n, p, below), qa = query(n, p, above);
       qb.k = qa.k = 1;
-      return alg.cost(qa) < alg.cost(qb) ? PacketChoice{1, above, true}
+      return alg.predict(qa) < alg.predict(qb) ? PacketChoice{1, above, true}
                                          : PacketChoice{1, below, false};
     }
     if (fits_below != fits_above) return {1, fits_below ? below : above, !fits_below};
@@ -99,7 +101,7 @@ PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& b
   for (const PacketChoice& c : cands) {
     CostQuery q = query(n, p, c.m);
     q.k = c.k;
-    const double cost = alg.cost(q);
+    const double cost = alg.predict(q);
     if (cost < best_cost || (cost == best_cost && c.k < best.k)) {
       best = c;
       best_cost = cost;
@@ -112,7 +114,7 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& li
   const PacketChoice pc = segment_k(alg, n, p, link.below, link.above, link.break_bytes);
   CostQuery q = query(n, p, pc.m);
   q.k = pc.k;
-  return alg.cost(q);
+  return alg.predict(q);
 }
 
 bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& at, double& a,
@@ -120,22 +122,24 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
   if (alg.optimal_k != nullptr) return false;
   CostQuery q = query(n, p, at);
   q.k = 1;
-  const double whole = alg.cost(q);
+  const double whole = alg.predict(q);
+  // Every unit model keeps ω (the written share's β rides on b), and so does the check below.
+  const auto unit = [&](CostModel m) {
+    m.written = at.written;
+    q.m = m;
+    return alg.predict(q);
+  };
   // The sender's overhead o: when measured (at.overhead >= 0) it is a known constant like the
   // γ term and goes into c (the unit models carry o = 0); when not (o = α, the texts' model)
   // every o is an α and the unit α model carries it (overhead < 0).
   const double unit_o = at.overhead >= 0 ? 0.0 : -1.0;
-  q.m = {1, 0, 0, unit_o};
-  const double ua = alg.cost(q);
-  q.m = {0, 1, 0, unit_o};
-  const double ub = alg.cost(q);
-  q.m = {0, 0, at.gamma, at.overhead >= 0 ? at.overhead : 0.0};
-  const double uc = alg.cost(q);
+  const double ua = unit({1, 0, 0, unit_o});
+  const double ub = unit({0, 1, 0, unit_o});
+  const double uc = unit({0, 0, at.gamma, at.overhead >= 0 ? at.overhead : 0.0});
   // Linear near `at`: the sum of the terms is the whole, and so at a model twice as slow per
   // byte (a formula that picks a strategy by the model fails one of the two).
   const double sum = ua * at.alpha + ub * at.beta + uc;
-  q.m = {at.alpha, 2 * at.beta, at.gamma, at.overhead};
-  const double twice = alg.cost(q);
+  const double twice = unit({at.alpha, 2 * at.beta, at.gamma, at.overhead});
   const double sum2 = ua * at.alpha + 2 * ub * at.beta + uc;
   if (!(std::fabs(sum - whole) <= 1e-9 * whole) || !(std::fabs(sum2 - twice) <= 1e-9 * twice))
     return false;

@@ -80,4 +80,28 @@ inline double fold_cost(bool halves, double n, const CostModel& m) {
   return halves ? 2 * m.alpha + n * m.beta + n / 2 * m.gamma : m.alpha + n * m.beta + n * m.gamma;
 }
 
+/// The written share (Algorithm::written_share) of an all-reduce or reduce by strategy s on
+/// 2^d ranks, with the fold (fold_halves as in fold_cost) and, if `returns`, the result's
+/// return to the surplus rank when p is not 2^d: of the bytes of its β terms (a halving step's n: n/2 out, n/2 back; an exchange
+/// step's n; the fold's n and the return's n), only the first step moves the caller's input
+/// (n/2 when it halves, n when it exchanges) or, when p is not 2^d, the fold does (n/2 when it
+/// swaps halves, else n): every later message carries data its sender combined or received.
+inline double hybrid_written_share(Strategy s, double n, int d, bool pow2, bool fold_halves,
+                                   bool returns) {
+  if (!(n > 0)) return 0;
+  double total = 0, input = 0;
+  double m = n;
+  for (int j = d - 1; j >= 0; --j) {
+    const bool halve = ((s >> j) & 1u) != 0;
+    if (j == d - 1 && pow2) input = halve ? m / 2 : m;
+    total += m;
+    if (halve) m /= 2;
+  }
+  if (!pow2) {
+    total += returns ? 2 * n : n;  // the fold's n (swap or whole) and the result's return
+    input = fold_halves ? n / 2 : n;
+  }
+  return total > 0 ? 1 - input / total : 0;
+}
+
 }  // namespace fabcoll::tuning

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 namespace fabcoll::sim {
@@ -14,6 +15,9 @@ class World::Endpoint final : public Transport {
   void post_recv(PostedOp* op) override { w_->post_recv(rank_, op); }
   void post_delay(PostedOp* op) override { w_->post_delay(rank_, op); }
   [[nodiscard]] bool models_compute() const override { return true; }
+  void note_written(const void* data, std::size_t bytes) override {
+    w_->note_written(rank_, data, bytes);
+  }
   void cancel(PostedOp* op) override { w_->cancel(rank_, op); }
   bool progress() override { return false; }
   [[nodiscard]] bool phantom() const override { return w_->phantom_; }
@@ -33,7 +37,8 @@ World::World(int p, CostModel model, bool phantom)
       recv_free_(static_cast<std::size_t>(p), 0.0),
       depth_(static_cast<std::size_t>(p), 0),
       posted_(static_cast<std::size_t>(p)),
-      unexpected_(static_cast<std::size_t>(p)) {
+      unexpected_(static_cast<std::size_t>(p)),
+      written_(static_cast<std::size_t>(p)) {
   if (p < 1) raise(Errc::invalid_argument, "sim world needs at least one rank");
   endpoints_.reserve(static_cast<std::size_t>(p));
   comms_.reserve(static_cast<std::size_t>(p));
@@ -66,7 +71,13 @@ void World::post_send(int src, PostedOp* op) {
     return;
   }
   const double start = std::max({now_, send_free_[src], recv_free_[dst]});
-  const double end = start + model_.alpha + model_.beta * static_cast<double>(op->size);
+  double bytes = static_cast<double>(op->size);
+  if (model_.written != 1) {
+    const std::size_t w = written_bytes(src, op->send_data, op->size);
+    stats_.bytes_written_sent[static_cast<std::size_t>(src)] += w;
+    bytes += (model_.written - 1) * static_cast<double>(w);
+  }
+  const double end = start + model_.alpha + model_.beta * bytes;
   send_free_[src] = end;
   recv_free_[dst] = end;
   stats_.messages_sent[src] += 1;
@@ -91,6 +102,7 @@ void World::post_recv(int dst, PostedOp* op) {
                                      std::to_string(op->size));
     } else {
       if (!phantom_ && m.size > 0) std::memcpy(op->recv_data, m.payload.data(), m.size);
+      note_written(dst, op->recv_data, m.size);
       op->received = m.size;
       depth_[dst] = std::max(depth_[dst], m.depth);
       op->complete();
@@ -119,6 +131,35 @@ void World::cancel(int rank, PostedOp* op) {
   op->orphaned = true;  // a pending event still points at it; freed when the event fires
 }
 
+void World::note_written(int rank, const void* data, std::size_t bytes) {
+  if (model_.written == 1 || data == nullptr || bytes == 0) return;
+  auto& set = written_[static_cast<std::size_t>(rank)];
+  auto lo = reinterpret_cast<std::uintptr_t>(data);
+  auto hi = lo + bytes;
+  // Merge with every range that overlaps or touches [lo, hi).
+  auto it = set.upper_bound(lo);
+  if (it != set.begin() && std::prev(it)->second >= lo) --it;
+  while (it != set.end() && it->first <= hi) {
+    lo = std::min(lo, it->first);
+    hi = std::max(hi, it->second);
+    it = set.erase(it);
+  }
+  set.emplace(lo, hi);
+}
+
+std::size_t World::written_bytes(int rank, const void* data, std::size_t bytes) const {
+  if (data == nullptr || bytes == 0) return 0;
+  const auto& set = written_[static_cast<std::size_t>(rank)];
+  const auto lo = reinterpret_cast<std::uintptr_t>(data);
+  const auto hi = lo + bytes;
+  std::size_t w = 0;
+  auto it = set.upper_bound(lo);
+  if (it != set.begin()) --it;
+  for (; it != set.end() && it->first < hi; ++it)
+    if (it->second > lo) w += std::min(hi, it->second) - std::max(lo, it->first);
+  return w;
+}
+
 void World::deliver(const Event& e) {
   PostedOp* send = e.op;
   const std::size_t size = send->size;
@@ -135,6 +176,7 @@ void World::deliver(const Event& e) {
     } else {
       if (!phantom_ && !send->orphaned && size > 0)
         std::memcpy(recv->recv_data, send->send_data, size);
+      note_written(e.dst, recv->recv_data, size);
       recv->received = size;
       depth_[e.dst] = std::max(depth_[e.dst], e.depth);
       stats_.rounds = std::max(stats_.rounds, e.depth);
@@ -180,6 +222,8 @@ Stats World::run(const std::function<Task<>(Comm&)>& fn, const std::vector<doubl
   stats_.rank_finish.assign(np, 0.0);
   stats_.messages_sent.assign(np, 0);
   stats_.bytes_sent.assign(np, 0);
+  stats_.bytes_written_sent.assign(np, 0);
+  for (auto& w : written_) w.clear();
   std::vector<std::uint64_t> copied0(np);
   for (std::size_t r = 0; r < np; ++r) copied0[r] = comms_[r]->bytes_copied();
   finished_.assign(np, false);

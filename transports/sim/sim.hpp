@@ -1,6 +1,8 @@
 // The sim transport: every rank of a world is a coroutine in one process, time is virtual.
 //
-// Model (the texts' model): a message of n bytes costs α + βn; each rank sends at most one
+// Model (the texts' model): a message of n bytes costs α + βn (when ω = CostModel::written is
+// not 1: the w of its bytes that its sender wrote within the run cost βω each, α + β(n − w) +
+// βωw; the sim tracks what each rank wrote); each rank sends at most one
 // message and receives at most one at a time (one-port, full duplex); combining n bytes costs
 // γn. A send posted at virtual time t starts at max(t, sender's port free, receiver's port
 // free) and occupies both ports until it ends. Real bytes move (results can be checked), or,
@@ -12,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <queue>
 #include <vector>
@@ -30,6 +33,10 @@ struct Stats {
   std::vector<std::uint64_t> messages_sent;  // per rank
   std::vector<std::uint64_t> bytes_sent;     // per rank
   std::vector<std::uint64_t> bytes_copied;   // per rank: local copies (Channel::copy)
+  // per rank: bytes sent that the sender had written within the run (received, combined or
+  // copied: Transport::note_written). Counted only when the model's ω (CostModel::written) is
+  // not 1; such bytes cost β·ω each.
+  std::vector<std::uint64_t> bytes_written_sent;
   std::uint64_t total_messages = 0;
   std::uint64_t total_bytes = 0;
   // Communication rounds: the longest chain of messages in which each one is sent after the
@@ -86,6 +93,10 @@ class World final : public Executor {
   void post_delay(int rank, PostedOp* op);
   void cancel(int rank, PostedOp* op);
   void deliver(const Event& e);
+  /// Written-data tracking (only when model_.written != 1): rank wrote [data, data + bytes).
+  void note_written(int rank, const void* data, std::size_t bytes);
+  /// How many of [data, data + bytes) rank has written within this run.
+  [[nodiscard]] std::size_t written_bytes(int rank, const void* data, std::size_t bytes) const;
   void push(Event e);
   static Task<> rank_main(World& w, int rank, Task<> inner);
 
@@ -104,6 +115,7 @@ class World final : public Executor {
   std::vector<int> depth_, send_depth_, recv_depth_;
   std::vector<std::vector<PostedOp*>> posted_;  // posted receives, in order
   std::vector<std::vector<std::unique_ptr<Message>>> unexpected_;
+  std::vector<std::map<std::uintptr_t, std::uintptr_t>> written_;  // per rank: [begin, end)
   Stats stats_;
   std::vector<bool> finished_;
   std::vector<std::exception_ptr> errors_;

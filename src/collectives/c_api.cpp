@@ -257,9 +257,10 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   if (rank == 0) {
     const fabcoll::LinkModel& l = c.world.comm->link();
     const fabcoll::CostModel& m = l.below;
-    char text[360];
-    std::snprintf(text, sizeof text, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
-                  m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, l.break_bytes,
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g", m.alpha, m.beta,
+                  m.gamma, m.overhead, m.pull_bytes, m.copy, m.written, l.break_bytes,
                   l.above.alpha, l.above.beta);
     c.store->put("model/0", std::string(text) + " " + c.tuning);
   } else {
@@ -267,12 +268,12 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
     fabcoll::LinkModel l;
     fabcoll::CostModel& m = l.below;
     int used = 0;
-    if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %lg %lg %lg %lg %lg %n", &m.alpha, &m.beta,
-                    &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &l.break_bytes, &l.above.alpha,
-                    &l.above.beta, &used) != 9)
+    if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %n", &m.alpha,
+                    &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
+                    &l.break_bytes, &l.above.alpha, &l.above.beta, &used) != 10)
       fabcoll::raise(Errc::transport, "bootstrap: rank 0's cost model is garbled");
     const double above_alpha = l.above.alpha, above_beta = l.above.beta;
-    l.above = m;  // γ, o, δ and the pull threshold are the link's, in both segments
+    l.above = m;  // γ, o, δ, ω and the pull threshold are the link's, in both segments
     l.above.alpha = above_alpha;
     l.above.beta = above_beta;
     c.world.comm->set_link(l);

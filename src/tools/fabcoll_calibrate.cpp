@@ -189,21 +189,22 @@ std::vector<double> pingpong_sizes(bool quick) {
 /// in when the node has fewer cores than ranks: every message waits for its receiver to be
 /// scheduled, and the pairs share the cores and the memory bandwidth.
 PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool exchange_mode,
-                          bool quick, ProgressLine& prog) {
+                          bool quick, ProgressLine& prog, bool bounce = false,
+                          double min_bytes = 0) {
   PingPong out;
   const int pairs = all_pairs ? p / 2 : 1;
   const bool in_pair = rank < 2 * pairs;
   fc_comm_t pair = FC_COMM_NULL;
   check(fc_comm_split(world, in_pair ? rank / 2 : FC_UNDEFINED, rank, &pair), "split");
-  const auto sizes = pingpong_sizes(quick);
+  auto sizes = pingpong_sizes(quick);
+  std::erase_if(sizes, [&](double n) { return n < min_bytes; });
   std::vector<double> medians(sizes.size(), 0.0);
   if (pair != FC_COMM_NULL) {
     Force force(Collective::bcast, "binomial", 0);  // at p = 2: exactly one send
     // Each message goes out of a buffer its sender never writes, as a collective sends its
     // untouched input: the ping-pong's way back uses the second buffer. Bouncing one buffer
-    // sent data the sender had just received, which crosses cores at a third of the speed
-    // when this VM is in its slow mode (fitted β 6.6e-10 s/B, break at 512 KiB, while the
-    // validation's bcasts moved 5.3 GB/s: median error 165%).
+    // sends data the sender has just received (written by its own core), which crosses cores
+    // slower: that is how `bounce` measures ω (CostModel::written), after the fit.
     std::vector<char> buf(static_cast<std::size_t>(sizes.back()), 1);
     std::vector<char> buf2(buf.size(), 2);
     // One exchange: both ranks of the pair send n bytes to each other at once (two concurrent
@@ -227,7 +228,7 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
           exchange(bytes);
         } else {
           check(fc_bcast(buf.data(), bytes, FC_BYTE, 0, pair), "bcast");
-          check(fc_bcast(buf2.data(), bytes, FC_BYTE, 1, pair), "bcast");
+          check(fc_bcast(bounce ? buf.data() : buf2.data(), bytes, FC_BYTE, 1, pair), "bcast");
         }
       };
       for (int w = 0; w < 2; ++w) round_trip();
@@ -256,6 +257,27 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
         "allreduce");
   for (std::size_t s = 0; s < sizes.size(); ++s) out.medians.push_back({sizes[s], sum[s]});
   return out;
+}
+
+/// The smallest size at which ω is measured: below it a message's time is mostly α.
+constexpr double kWrittenFrom = 16384;
+
+/// ω (CostModel::written) from the ping-pong of untouched buffers (`cold`, the fit's points)
+/// and the same ping-pong bouncing one buffer (`bounced`, every message just received by its
+/// sender): per size, the bounced β time over the untouched one, (t_bounced − α)/(t_cold − α)
+/// with α of the fitted segment at that size; their median over the sizes both have, never below
+/// 1 (written data is never cheaper to send; a ratio under 1 is noise) nor above 10.
+double written_factor(const tuning::PiecewiseFit& pf, const std::vector<tuning::Point>& cold,
+                      const std::vector<tuning::Point>& bounced) {
+  std::vector<double> ratios;
+  for (const auto& b : bounced) {
+    for (const auto& c : cold) {
+      if (c.n != b.n) continue;
+      const double a = pf.segment(c.n).alpha;
+      if (c.t - a > 0 && b.t - a > 0) ratios.push_back((b.t - a) / (c.t - a));
+    }
+  }
+  return ratios.empty() ? 1.0 : std::clamp(median(ratios), 1.0, 10.0);
 }
 
 /// The sender's overhead o (LogP's o; CostModel::overhead): the sender's own time per message,
@@ -411,12 +433,19 @@ struct Measured {
 };
 
 /// Runs one collective of n bytes per rank (float64 elements; sum for reductions).
+/// A bcast from `root` uses the root's own region of a (a holds p regions of n bytes): the
+/// root sends a region only it ever sends from and never receives into, untouched input as in
+/// every other collective here (and as the OSU benchmark's fixed root sends), while the roots
+/// move from call to call. (One buffer for all roots made each root send what it had just
+/// received, data its own core wrote: ω, not β.)
 void run_once(Collective c, fc_comm_t comm, int root, std::size_t n, std::vector<double>& a,
               std::vector<double>& b) {
   const std::size_t count = n / sizeof(double);
   switch (c) {
     case Collective::bcast:
-      check(fc_bcast(a.data(), count, FC_DOUBLE, root, comm), "bcast");
+      check(fc_bcast(a.data() + static_cast<std::size_t>(root) * count, count, FC_DOUBLE, root,
+                     comm),
+            "bcast");
       break;
     case Collective::reduce:
       check(fc_reduce(a.data(), b.data(), count, FC_DOUBLE, FC_SUM, root, comm), "reduce");
@@ -575,7 +604,11 @@ int main(int argc, char** argv) {
                                       Collective::reduce_scatter_block,
                                       Collective::alltoall};
   // Work units: one per ping-pong size, one per γ kernel, one per validation run (estimated).
-  const double units = static_cast<double>(pingpong_sizes(quick).size()) + 4 +
+  const std::vector<double> pp_sizes = pingpong_sizes(quick);
+  const auto bounced_sizes = std::count_if(pp_sizes.begin(), pp_sizes.end(),
+                                           [](double n) { return n >= kWrittenFrom; });
+  const double units = static_cast<double>(pingpong_sizes(quick).size()) +
+                       (layout > 0 ? 0.0 : static_cast<double>(bounced_sizes)) + 4 +
                        static_cast<double>(colls.size()) * 5 * 4;
   ProgressLine prog(rank == 0, units);
 
@@ -586,13 +619,19 @@ int main(int argc, char** argv) {
   // 1b: the sender's overhead o, in the same layout; before any refit of α, β to cost
   // formulas (3b), which must see it.
   const double o_measured = measure_overhead(world, rank, p, layout > 0, quick);
+  // 1c: ω (CostModel::written), quiet layout only: the same ping-pong bouncing one buffer, so
+  // that every message carries what its sender has just received (see written_factor).
+  const PingPong bounced = layout > 0 ? PingPong{}
+                                      : measure_pingpong(world, rank, p, false, false, quick, prog,
+                                                         /*bounce=*/true, kWrittenFrom);
   tuning::TuningFile file;
   file.created = utc_now();
   const char* prov = std::getenv("FABCOLL_PROVIDER");
   file.machine = tuning::this_machine(prov != nullptr ? prov : "");
   // Every rank needs the fit (all must agree on tables and packet counts): rank 0 fits and
   // broadcasts the few numbers.
-  double fitted[10] = {};
+  double fitted[11] = {};
+  fitted[10] = 1;  // ω: not measured (layout > 0)
   if (rank == 0) {
     prog.phase("2/5 fit");
     tuning::PiecewiseFit pf = tuning::fit_piecewise(pp.medians);
@@ -625,6 +664,7 @@ int main(int argc, char** argv) {
     fitted[6] = static_cast<double>(pp.medians.size());
     // o in [0, α]: the model's o is the part of a message's α that occupies its sender, so
     // o > α (timer noise, or a call's fixed cost above the one-way latency) is meaningless.
+    if (!bounced.medians.empty()) fitted[10] = written_factor(pf, pp.medians, bounced.medians);
     fitted[8] = std::clamp(o_measured, 0.0, fitted[0]);
     if (o_measured > fitted[0])
       std::fprintf(stderr,
@@ -643,10 +683,11 @@ int main(int argc, char** argv) {
   } else {
     idle_barrier(world);
   }
-  check(fc_bcast(fitted, 10, FC_DOUBLE, 0, world), "bcast");
+  check(fc_bcast(fitted, 11, FC_DOUBLE, 0, world), "bcast");
   tuning::LinkParams lp;
   lp.link_class = link;
   lp.model = {fitted[0], fitted[1], fitted[7], fitted[8]};
+  lp.model.written = fitted[10];
   lp.break_bytes = fitted[2];
   lp.alpha_above = fitted[3];
   lp.beta_above = fitted[4];
@@ -878,9 +919,11 @@ int main(int argc, char** argv) {
 
     std::printf("# fabcoll-calibrate: p = %d, link %s%s\n", p, link.c_str(),
                 quick ? " (--quick)" : "");
-    std::printf("link %s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), o = %.3g s, R^2 = %.4f",
-                link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta,
-                lp.model.overhead, lp.r2);
+    std::printf(
+        "link %s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), o = %.3g s, R^2 = %.4f, "
+        "written data x%.2f",
+        link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.model.overhead,
+        lp.r2, lp.model.written);
     if (lp.break_bytes > 0)
       std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
                   lp.alpha_above, lp.beta_above);
@@ -952,6 +995,9 @@ int main(int argc, char** argv) {
         csv << "link,n,t,kind\n";
         for (const auto& pt : pp.all) csv << link << ',' << pt.n << ',' << pt.t << ",rep\n";
         for (const auto& pt : pp.medians) csv << link << ',' << pt.n << ',' << pt.t << ",median\n";
+        for (const auto& pt : bounced.all) csv << link << ',' << pt.n << ',' << pt.t << ",written\n";
+        for (const auto& pt : bounced.medians)
+          csv << link << ',' << pt.n << ',' << pt.t << ",written_median\n";
       }
       {
         std::ofstream csv(report_dir + "/gamma.csv");
@@ -972,16 +1018,20 @@ int main(int argc, char** argv) {
          << ". p = " << p << ", link class `" << link << "`" << (quick ? ", `--quick`" : "")
          << ".\n\n"
          << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | o (µs) | R² | "
-            "break (B) | α above (µs) | β above (ns/B) |\n| --- | --- | --- | --- | --- | --- | "
-            "--- "
-            "| --- | --- |\n"
+            "break (B) | α above (µs) | β above (ns/B) | ω (written data) |\n| --- | --- | --- | "
+            "--- | --- | --- | --- | --- | --- | --- |\n"
          << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores) + ")" : "") << " | "
          << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9) << " | "
          << fmt("%.2f", 1e-9 / lp.model.beta) << " | " << fmt("%.3f", lp.model.overhead * 1e6)
          << " | " << fmt("%.4f", lp.r2) << " | "
          << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9)
-         << " |\n\n![ping-pong](pingpong.png)\n\n## Reduction kernels (γ)\n\n| op | datatype | "
+         << " | " << fmt("%.2f", lp.model.written)
+         << " |\n\nω: data its sender wrote within the collective (received, combined, "
+            "copied) costs βω per byte; measured by the ping-pong bouncing one buffer from "
+         << fmt("%.0f", kWrittenFrom)
+         << " B up (pingpong.csv, kind `written`), the median ratio of its β time to the "
+            "untouched ping-pong's.\n\n![ping-pong](pingpong.png)\n\n## Reduction kernels (γ)\n\n| op | datatype | "
             "γ (ns/B) |\n| --- | --- | --- |\n";
       for (const auto& g : file.gammas)
         md << "| " << g.op << " | " << g.datatype << " | " << fmt("%.4f", g.gamma * 1e9) << " |\n";

@@ -94,7 +94,12 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "# protocol break at %.0f B: from there alpha = %.3g s, beta = %.3g s/B (segment "
         "'above': the algorithm's messages or packets fall there)\n",
         link.break_bytes, link.above.alpha, link.above.beta);
-  std::printf("%-24s %14s %10s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment", "note");
+  std::printf(
+      "# data its sender wrote within the collective (received, combined, copied) costs %.2f "
+      "beta a byte; 'written' is the share f of each algorithm's bytes that carry it\n",
+      m.written);
+  std::printf("%-24s %14s %10s %8s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment",
+              "written", "note");
   const Algorithm* chosen = nullptr;
   try {
     chosen = &fabcoll::select_algorithm(comm, args);
@@ -108,9 +113,15 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     if (a->needs_power_of_two && (p & (p - 1)) != 0) note = "excluded: needs p = 2^d";
     if (a == chosen) note = "CHOSEN: least predicted time";
     const fabcoll::SegmentChoice sc = fabcoll::choose_segment(comm, *a, args);
-    std::printf("%-24s %14.3f %10zu %8s  %s\n", text(a->name).c_str(),
+    fabcoll::CostQuery q;
+    q.n = bytes;
+    q.p = p;
+    q.m = sc.above ? link.above : link.below;
+    q.k = a->optimal_k != nullptr ? static_cast<double>(sc.packets) : 0;
+    std::printf("%-24s %14.3f %10zu %8s %8.3f  %s\n", text(a->name).c_str(),
                 fabcoll::predicted_cost(comm, *a, args) * 1e6, sc.packets,
-                sc.above ? "above" : "below", note.c_str());
+                sc.above ? "above" : "below", a->written_share ? a->written_share(q) : 0.0,
+                note.c_str());
   }
   return 0;
 }

@@ -70,11 +70,16 @@ inline constexpr double kBuiltinCopy = 2e-11;
 /// sum float64 2.5e-11, float32 3.0e-11, int32 3.3e-11, max float64 3.3e-11 s/B; 1e-10
 /// before the kernels were built for AVX2. Oversubscribed (measured at 2 ranks per core): 2×.
 inline constexpr double kBuiltinGamma = 2.5e-11;
+/// ω (written data), shm with a core per rank: fabcoll-calibrate --quick at p = 2 measured
+/// 1.56, 1.68, 1.74, 1.82, 1.85, 1.92, 1.96 in seven launches and 1.00 in an eighth (that launch's
+/// two cores shared their caches: its 16 KiB ping-pong took 1.0 against 2.5 µs). Not measured
+/// on the fabric (sockets: 1.0 and 1.2) nor for ranks sharing cores: 1 there.
+inline constexpr double kBuiltinShmWritten = 1.8;
 inline CostModel builtin_model(std::string_view link_class, bool oversubscribed = false) {
   if (link_class.starts_with("ofi"))
     return CostModel{10e-6, 4e-10, kBuiltinGamma, -1, 0, kBuiltinCopy};
   if (oversubscribed) return CostModel{3e-6, 1.5e-10, 2 * kBuiltinGamma, 2e-7, 0, kBuiltinCopy};
-  return CostModel{1e-6, 1.5e-10, kBuiltinGamma, 1e-7, 0, kBuiltinCopy};
+  return CostModel{1e-6, 1.5e-10, kBuiltinGamma, 1e-7, 0, kBuiltinCopy, kBuiltinShmWritten};
 }
 
 /// The built-in link of a class: builtin_model, for shm with ranks_per_core ranks sharing each
@@ -109,6 +114,7 @@ inline LinkModel builtin_link(std::string_view link_class, double ranks_per_core
   below.gamma = std::max(quiet.gamma, below.gamma * s);
   below.overhead = std::max(quiet.overhead, below.overhead * s);
   below.copy *= ranks_per_core;
+  below.written = 1;  // not measured with ranks sharing cores
   if (!(single_copy_bytes > 0)) return LinkModel::uniform(below);
   CostModel above = below;
   above.alpha = below.alpha + 3.4e-6 * ranks_per_core;

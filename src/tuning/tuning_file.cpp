@@ -57,6 +57,7 @@ std::string to_json_text(const TuningFile& f) {
                  {"layout", layout_name(l.local_ranks, f.machine.cores)}};
     // Only when measured: an absent key reads back as "not measured" (o = α).
     if (l.model.overhead >= 0) link["overhead"] = l.model.overhead;
+    link["written"] = l.model.written;
     j["links"].push_back(std::move(link));
   }
   j["gamma"] = json::array();
@@ -134,6 +135,12 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
         return std::nullopt;
       }
       if (p.model.overhead < 0) p.model.overhead = -1;
+      // ω (optional, absent in files made before it was measured): 1, the texts' model.
+      p.model.written = l.value("written", 1.0);
+      if (!(p.model.written >= 1) || !std::isfinite(p.model.written)) {
+        error = "link " + p.link_class + ": written must be a number >= 1";
+        return std::nullopt;
+      }
       if (p.local_ranks < 0) {
         error = "link " + p.link_class + ": negative local_ranks";
         return std::nullopt;

@@ -10,7 +10,9 @@
 //                  "local_ranks" (0: at most one rank per core; L > cores: L ranks of one node
 //                  time-sharing its cores), "layout" (text, informational),
 //                  "overhead" (optional: the sender's time per message, LogP's o, in [0, alpha];
-//                  absent: not measured, o = alpha) } ],
+//                  absent: not measured, o = alpha),
+//                  "written" (optional: ω, the cost per byte of data its sender wrote within
+//                  the collective as a multiple of beta, >= 1; absent: 1) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",
 //                "datatype": "byte", "gamma" }: δ, a local memcpy per byte),
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],

@@ -642,6 +642,52 @@ TEST(TuningFile, OverheadRoundTripsIntoModelFor) {
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
+// ω (CostModel::written) travels in the link entry ("written") into both segments' models; a
+// file without it (written before calibrate measured it) means 1, the texts' model; a value
+// below 1 or not a number is rejected.
+TEST(TuningFile, WrittenFactorRoundTripsAndIsChecked) {
+  TuningFile f = sample();
+  f.links[0].model.written = 1.75;
+  const std::string text = to_json_text(f);
+  std::string err;
+  const auto g = parse_tuning(text, err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(to_json_text(*g), text);
+  EXPECT_EQ(model_for(*g, "shm").written, 1.75);
+  EXPECT_EQ(model_for(*g, "ofi/sockets").written, 1);
+  EXPECT_EQ(model_for(*g, "ofi/sockets", 1 << 20).written, 1);
+  const auto pos = text.find("\"written\": 1.75");
+  ASSERT_NE(pos, std::string::npos) << text;
+  std::string without = text;
+  without.replace(pos, 15, "\"r2_more\": 1.0");
+  const auto h = parse_tuning(without, err);
+  ASSERT_TRUE(h) << err;
+  EXPECT_EQ(model_for(*h, "shm").written, 1);
+  for (const char* bad : {"\"written\": 0.50", "\"written\": \"x\"", "\"written\": -1.0"}) {
+    std::string b = text;
+    b.replace(pos, 15, bad);
+    EXPECT_FALSE(parse_tuning(b, err)) << bad;
+  }
+}
+
+// With ω measured, the selector charges Rabenseifner's written half at p = 2 (f = 1/2) and
+// recursive doubling nothing (it sends its input only): on a link where written data costs
+// twice as much, recursive doubling wins at every size, as measured on this machine (p = 2,
+// 64 KiB … 16 MiB, fabcoll-bench allreduce --algorithm …: 12–5733 against 21–6433 µs).
+TEST(Crossover, WrittenDataMovesTheAllreduceChoiceAtP2) {
+  CostModel m{1e-6, 1.5e-10, 2.5e-11, 1e-7};
+  const Algorithm* rd = find_algorithm(Collective::allreduce, "recursive_doubling");
+  const Algorithm* rab = find_algorithm(Collective::allreduce, "rabenseifner");
+  ASSERT_NE(rd, nullptr);
+  ASSERT_NE(rab, nullptr);
+  EXPECT_EQ(fastest(Collective::allreduce, 1 << 22, 2, m, true), rab);  // ω = 1: γn/2 > α
+  m.written = 2;
+  for (double n : {1024.0, 65536.0, 1048576.0, 16777216.0}) {
+    EXPECT_EQ(fastest(Collective::allreduce, n, 2, m, true), rd) << n;
+    EXPECT_DOUBLE_EQ(algorithm_cost(*rab, n, 2, m), 2 * m.alpha + 1.5 * m.beta * n + m.gamma * n / 2);
+  }
+}
+
 // A file without "overhead" (written before calibrate measured it) loads with o not measured
 // (overhead < 0, o = α: the texts' model), schema unchanged; a negative value reads the same.
 TEST(TuningFile, FileWithoutOverheadMeansOEqualsAlpha) {

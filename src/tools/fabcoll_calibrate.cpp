@@ -737,13 +737,20 @@ int main(int argc, char** argv) {
               b(a.size(), 0.0);
           const double t =
               time_calls(c, world, p, *alg, 0, bytes, quick ? 9 : 21, barrier_time, a, b);
-          train.push_back({ua, ub, uc, t});
+          fabcoll::CostQuery fq;
+          fq.n = n;
+          fq.p = p;
+          fq.m = lp.model;
+          train.push_back({ua, ub, uc, t, alg->written_share ? alg->written_share(fq) : 0.0});
         }
       }
     }
-    const tuning::LinearFit cf = tuning::fit_cost_points(train);
+    // ω with α, β: the collectives' own written share (each point's f) tells it apart from β.
+    const tuning::WrittenFit wf = tuning::fit_cost_points_written(train);
+    const tuning::LinearFit& cf = wf.fit;
     lp.model.alpha = std::max(1e-9, cf.alpha);
     lp.model.beta = std::max(1e-13, cf.beta);
+    lp.model.written = wf.omega;
     lp.break_bytes = 0;
     lp.alpha_above = lp.model.alpha;
     lp.beta_above = lp.model.beta;

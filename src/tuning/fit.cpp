@@ -199,4 +199,23 @@ double median_abs(std::span<const double> xs) {
   return m;
 }
 
+WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega) {
+  WrittenFit best;
+  bool have = false;
+  std::vector<CostPoint> scaled(pts.begin(), pts.end());
+  const int steps = static_cast<int>(std::floor((std::max(1.0, max_omega) - 1) / 0.05 + 1e-9));
+  for (int i = 0; i <= steps; ++i) {
+    const double omega = 1 + 0.05 * i;
+    for (std::size_t j = 0; j < pts.size(); ++j)
+      scaled[j].b = pts[j].b * (1 + pts[j].f * (omega - 1));
+    LinearFit f = fit_cost_points(scaled);
+    if (!have || f.sse < best.fit.sse * (1 - 1e-12)) {
+      best.fit = std::move(f);
+      best.omega = omega;
+      have = true;
+    }
+  }
+  return best;
+}
+
 }  // namespace fabcoll::tuning

@@ -93,6 +93,7 @@ struct CostPoint {
   double b = 0;
   double c = 0;
   double t = 0;
+  double f = 0;  // the share of b that moves written data (Algorithm::written_share)
 };
 
 /// α, β of the collectives themselves: weighted (relative) least squares of t − c ≈ a α + b β
@@ -102,6 +103,16 @@ struct CostPoint {
 /// singular or its solution has a negative parameter: the better (least SSE) of α alone and
 /// β alone, the other held at 0.
 LinearFit fit_cost_points(std::span<const CostPoint> pts);
+
+/// fit_cost_points with ω (CostModel::written) as a third parameter: each point's β bytes
+/// become b(1 + f(ω − 1)). Profile fit: for every ω of a grid over [1, max_omega] (steps of
+/// 0.05) α, β are fitted as above; the ω of least weighted SSE wins (the smallest on a tie, so
+/// points with f = 0 everywhere give ω = 1).
+struct WrittenFit {
+  LinearFit fit;
+  double omega = 1;
+};
+WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega = 10);
 
 /// Median of |x| over xs (0 for none).
 double median_abs(std::span<const double> xs);

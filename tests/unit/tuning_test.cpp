@@ -218,6 +218,44 @@ TEST(Fit, CostPointsRecoverAlphaBeta) {
   EXPECT_GE(f.beta, 0);
 }
 
+// ω with α and β (the oversubscribed fit): synthetic times of the bcast and all-reduce formulas
+// at p = 4 under a model whose written data costs 2.5 β (each time from the costed model, as the
+// selector predicts it) give back ω, α and β; the same times with ω = 1 give ω = 1.
+TEST(Fit, CostPointsRecoverTheWrittenFactor) {
+  for (const double omega : {1.0, 2.5}) {
+    CostModel truth{8e-6, 3e-10, 5e-11};
+    truth.written = omega;
+    std::vector<CostPoint> pts;
+    for (const Algorithm* alg : all_algorithms()) {
+      if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+      if (alg->coll != Collective::bcast && alg->coll != Collective::allreduce) continue;
+      for (double n : {64.0, 2048.0, 32768.0, 393216.0}) {
+        CostModel raw = truth;
+        raw.written = 1;
+        double a = 0, b = 0, c = 0;
+        if (!linear_cost_terms(*alg, n, 4, raw, a, b, c)) continue;
+        CostQuery q;
+        q.n = n;
+        q.p = 4;
+        q.k = 1;
+        q.m = truth;
+        const double f = alg->written_share ? alg->written_share(q) : 0.0;
+        pts.push_back({a, b, c, alg->predict(q), f});
+      }
+    }
+    ASSERT_GE(pts.size(), 8u);
+    const WrittenFit wf = fit_cost_points_written(pts);
+    EXPECT_NEAR(wf.omega, omega, 1e-9);
+    EXPECT_NEAR(wf.fit.alpha / truth.alpha, 1.0, 1e-6);
+    EXPECT_NEAR(wf.fit.beta / truth.beta, 1.0, 1e-6);
+    // With 2% noise ω comes back within 0.15.
+    std::mt19937 rng(11);
+    std::normal_distribution<double> noise(0.0, 0.02);
+    for (CostPoint& p : pts) p.t *= 1 + noise(rng);
+    EXPECT_NEAR(fit_cost_points_written(pts).omega, omega, 0.15);
+  }
+}
+
 // With a measured sender overhead o the o terms are known, like the γ term: they go into c,
 // and α, β come back from times that carry them. Unmeasured (o = α) they count as α rounds.
 TEST(Fit, CostPointsWithMeasuredOverhead) {

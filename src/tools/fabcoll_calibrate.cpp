@@ -443,9 +443,9 @@ void run_once(Collective c, fc_comm_t comm, int root, std::size_t n, std::vector
   const std::size_t count = n / sizeof(double);
   switch (c) {
     case Collective::bcast:
-      check(fc_bcast(a.data() + static_cast<std::size_t>(root) * count, count, FC_DOUBLE, root,
-                     comm),
-            "bcast");
+      check(
+          fc_bcast(a.data() + static_cast<std::size_t>(root) * count, count, FC_DOUBLE, root, comm),
+          "bcast");
       break;
     case Collective::reduce:
       check(fc_reduce(a.data(), b.data(), count, FC_DOUBLE, FC_SUM, root, comm), "reduce");
@@ -605,8 +605,8 @@ int main(int argc, char** argv) {
                                       Collective::alltoall};
   // Work units: one per ping-pong size, one per γ kernel, one per validation run (estimated).
   const std::vector<double> pp_sizes = pingpong_sizes(quick);
-  const auto bounced_sizes = std::count_if(pp_sizes.begin(), pp_sizes.end(),
-                                           [](double n) { return n >= kWrittenFrom; });
+  const auto bounced_sizes =
+      std::count_if(pp_sizes.begin(), pp_sizes.end(), [](double n) { return n >= kWrittenFrom; });
   const double units = static_cast<double>(pingpong_sizes(quick).size()) +
                        (layout > 0 ? 0.0 : static_cast<double>(bounced_sizes)) + 4 +
                        static_cast<double>(colls.size()) * 5 * 4;
@@ -929,8 +929,8 @@ int main(int argc, char** argv) {
     std::printf(
         "link %s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), o = %.3g s, R^2 = %.4f, "
         "written data x%.2f",
-        link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.model.overhead,
-        lp.r2, lp.model.written);
+        link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.model.overhead, lp.r2,
+        lp.model.written);
     if (lp.break_bytes > 0)
       std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
                   lp.alpha_above, lp.beta_above);
@@ -1002,7 +1002,8 @@ int main(int argc, char** argv) {
         csv << "link,n,t,kind\n";
         for (const auto& pt : pp.all) csv << link << ',' << pt.n << ',' << pt.t << ",rep\n";
         for (const auto& pt : pp.medians) csv << link << ',' << pt.n << ',' << pt.t << ",median\n";
-        for (const auto& pt : bounced.all) csv << link << ',' << pt.n << ',' << pt.t << ",written\n";
+        for (const auto& pt : bounced.all)
+          csv << link << ',' << pt.n << ',' << pt.t << ",written\n";
         for (const auto& pt : bounced.medians)
           csv << link << ',' << pt.n << ',' << pt.t << ",written_median\n";
       }
@@ -1032,13 +1033,14 @@ int main(int argc, char** argv) {
          << fmt("%.2f", 1e-9 / lp.model.beta) << " | " << fmt("%.3f", lp.model.overhead * 1e6)
          << " | " << fmt("%.4f", lp.r2) << " | "
          << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
-         << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9)
-         << " | " << fmt("%.2f", lp.model.written)
+         << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9) << " | "
+         << fmt("%.2f", lp.model.written)
          << " |\n\nω: data its sender wrote within the collective (received, combined, "
             "copied) costs βω per byte; measured by the ping-pong bouncing one buffer from "
          << fmt("%.0f", kWrittenFrom)
          << " B up (pingpong.csv, kind `written`), the median ratio of its β time to the "
-            "untouched ping-pong's.\n\n![ping-pong](pingpong.png)\n\n## Reduction kernels (γ)\n\n| op | datatype | "
+            "untouched ping-pong's.\n\n![ping-pong](pingpong.png)\n\n## Reduction kernels (γ)\n\n| "
+            "op | datatype | "
             "γ (ns/B) |\n| --- | --- | --- |\n";
       for (const auto& g : file.gammas)
         md << "| " << g.op << " | " << g.datatype << " | " << fmt("%.4f", g.gamma * 1e9) << " |\n";

@@ -79,7 +79,7 @@ PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& b
       CostQuery qb = query(n, p, below), qa = query(n, p, above);
       qb.k = qa.k = 1;
       return alg.predict(qa) < alg.predict(qb) ? PacketChoice{1, above, true}
-                                         : PacketChoice{1, below, false};
+                                               : PacketChoice{1, below, false};
     }
     if (fits_below != fits_above) return {1, fits_below ? below : above, !fits_below};
     return {1, n >= break_bytes ? above : below, n >= break_bytes};

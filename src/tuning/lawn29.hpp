@@ -82,10 +82,11 @@ inline double fold_cost(bool halves, double n, const CostModel& m) {
 
 /// The written share (Algorithm::written_share) of an all-reduce or reduce by strategy s on
 /// 2^d ranks, with the fold (fold_halves as in fold_cost) and, if `returns`, the result's
-/// return to the surplus rank when p is not 2^d: of the bytes of its β terms (a halving step's n: n/2 out, n/2 back; an exchange
-/// step's n; the fold's n and the return's n), only the first step moves the caller's input
-/// (n/2 when it halves, n when it exchanges) or, when p is not 2^d, the fold does (n/2 when it
-/// swaps halves, else n): every later message carries data its sender combined or received.
+/// return to the surplus rank when p is not 2^d: of the bytes of its β terms (a halving step's n:
+/// n/2 out, n/2 back; an exchange step's n; the fold's n and the return's n), only the first step
+/// moves the caller's input (n/2 when it halves, n when it exchanges) or, when p is not 2^d, the
+/// fold does (n/2 when it swaps halves, else n): every later message carries data its sender
+/// combined or received.
 inline double hybrid_written_share(Strategy s, double n, int d, bool pow2, bool fold_halves,
                                    bool returns) {
   if (!(n > 0)) return 0;

@@ -122,8 +122,8 @@ TEST(SimCost, WrittenShareMatchesTheSim) {
     const std::string id = std::string(collective_name(alg->coll)) + "/" + std::string(alg->name);
     for (const int p : {2, 3, 4, 5, 8}) {
       if (alg->needs_power_of_two && (p & (p - 1)) != 0) continue;
-      for (const std::size_t k : alg->optimal_k ? std::vector<std::size_t>{1, 8}
-                                                : std::vector<std::size_t>{0}) {
+      for (const std::size_t k :
+           alg->optimal_k ? std::vector<std::size_t>{1, 8} : std::vector<std::size_t>{0}) {
         CostModel written = kModel;
         written.written = 2;
         CostModel twice = kModel;

@@ -722,7 +722,8 @@ TEST(Crossover, WrittenDataMovesTheAllreduceChoiceAtP2) {
   m.written = 2;
   for (double n : {1024.0, 65536.0, 1048576.0, 16777216.0}) {
     EXPECT_EQ(fastest(Collective::allreduce, n, 2, m, true), rd) << n;
-    EXPECT_DOUBLE_EQ(algorithm_cost(*rab, n, 2, m), 2 * m.alpha + 1.5 * m.beta * n + m.gamma * n / 2);
+    EXPECT_DOUBLE_EQ(algorithm_cost(*rab, n, 2, m),
+                     2 * m.alpha + 1.5 * m.beta * n + m.gamma * n / 2);
   }
 }
 

@@ -61,12 +61,23 @@ Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size, co
 Task<> allreduce_rabenseifner(Channel& ch, MutableBytes buf, std::size_t elem_size,
                               const ReduceOp& op, ConstBytes input = {});
 // Written shares (Algorithm::written_share) that several algorithms have in common.
-/// The binomial tree's (bcast from the root, reduce towards it): the critical path is ⌈log p⌉
-/// steps; the root's own sends move its input, every other step what its sender received (or
-/// combined). The longest path leaves the root by the i-th of its sends whose subtree then
-/// needs ⌈log p⌉ − i more steps; the share is the most such steps, over ⌈log p⌉ (sim: exact).
-double binomial_written_share(int p);
+/// The binomial broadcast's: the critical path is ⌈log p⌉ steps; the root's own sends move
+/// its input, every other step what its sender received. The longest path leaves the root by
+/// the i-th of its sends whose subtree then needs ⌈log p⌉ − i more steps; the share is the most
+/// such steps, over ⌈log p⌉ (sim: exact).
 double binomial_written(const CostQuery& q);
+/// The binomial reduce's: of its d = ⌈log p⌉ steps into the root only the first moves input
+/// (every later sender has combined), (d − 1)/d, except when the root's largest subtree is a
+/// single rank (p = 2^(d−1) + 1): that rank's input then arrives in the last step, on the
+/// root's one port after the combined data, (d − 2)/d (sim: exact; not the broadcast's
+/// mirror image: at p = 6 the broadcast's longest written path is 1 of 3 steps, the reduce's 2).
+double binomial_reduce_written_share(int p);
+double binomial_reduce_written(const CostQuery& q);
+/// The hybrids' (LAWN 29 Version 4, all-reduce and reduce): tuning::hybrid_written_share of the
+/// strategy they run, Theorem 1's under the model they are costed and run with (β raised by this
+/// very share, Algorithm::costed): a fixed point, taken after four rounds from the strategy
+/// under q.m. The fold is whole; `returns`: the result goes back to the surplus rank.
+double hybrid_strategy_written_share(const CostQuery& q, bool returns);
 /// A ring's p − 1 steps (all-gather, reduce-scatter): only the first moves input, (p − 2)/(p − 1).
 inline double ring_written_share(const CostQuery& q) {
   return q.p < 3 ? 0.0 : (q.p - 2.0) / (q.p - 1.0);

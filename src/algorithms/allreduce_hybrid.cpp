@@ -192,12 +192,23 @@ double cost_hybrid(const CostQuery& q) {
 }
 }  // namespace
 
-namespace {
-// LAWN 29's count for the strategy it runs (Theorem 1 under the link's own model).
-double written_share(const CostQuery& q) {
+double hybrid_strategy_written_share(const CostQuery& q, bool returns) {
   const Hypercube cube{q.p};
-  return tuning::hybrid_written_share(tuning::theorem1_strategy(q.n, cube.dim(), q.m), q.n,
-                                      cube.dim(), cube.power_of_two(), false, true);
+  CostModel m = q.m;
+  double f = 0;
+  for (int round = 0; round < 4; ++round) {
+    const tuning::Strategy s = tuning::theorem1_strategy(q.n, cube.dim(), m);
+    f = tuning::hybrid_written_share(s, q.n, cube.dim(), cube.power_of_two(), false, returns);
+    if (q.m.written == 1) break;
+    m.beta = q.m.beta * (1 + f * (q.m.written - 1));
+  }
+  return f;
+}
+
+namespace {
+// LAWN 29's count for the strategy it runs (hybrid_strategy_written_share).
+double written_share(const CostQuery& q) {
+  return hybrid_strategy_written_share(q, /*returns=*/true);
 }
 }  // namespace
 

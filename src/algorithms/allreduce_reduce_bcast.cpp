@@ -33,12 +33,12 @@ double cost_reduce_bcast(const CostQuery& q) {
 }  // namespace
 
 namespace {
-// The binomial reduce's written steps (binomial_written_share), then a broadcast of the
+// The binomial reduce's written steps (binomial_reduce_written_share), then a broadcast of the
 // combined result, every step written.
 double written_share(const CostQuery& q) {
   const int d = BinomialTree::ceil_log2(q.p);
   if (d == 0) return 0;
-  return (binomial_written_share(q.p) * d + d) / (2.0 * d);
+  return (binomial_reduce_written_share(q.p) * d + d) / (2.0 * d);
 }
 }  // namespace
 

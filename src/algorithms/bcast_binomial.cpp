@@ -50,6 +50,15 @@ double binomial_written_share(int p) {
 
 double binomial_written(const CostQuery& q) { return binomial_written_share(q.p); }
 
+double binomial_reduce_written_share(int p) {
+  const int d = BinomialTree::ceil_log2(p);
+  if (d == 0) return 0.0;
+  const int lone = p == (1 << (d - 1)) + 1 ? 1 : 0;
+  return std::max(0, d - 1 - lone) / static_cast<double>(d);
+}
+
+double binomial_reduce_written(const CostQuery& q) { return binomial_reduce_written_share(q.p); }
+
 const Algorithm kBcastBinomial{
     .name = "binomial",
     .coll = Collective::bcast,

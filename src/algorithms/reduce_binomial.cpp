@@ -84,7 +84,7 @@ const Algorithm kReduceBinomial{
     .optimal_k = nullptr,
     .run = run_reduce_binomial,
     .test = "bcast_reduce_test.ReduceBinomialMatchesTheorem",
-    .written_share = binomial_written,
+    .written_share = binomial_reduce_written,
 };
 
 }  // namespace fabcoll::algorithms

@@ -155,12 +155,10 @@ double cost(const CostQuery& q) {
 }  // namespace
 
 namespace {
-// LAWN 29's count for the strategy it runs (Theorem 1 under the link's own model), the fold
-// whole, no return of the result.
+// LAWN 29's count for the strategy it runs (hybrid_strategy_written_share), no return of the
+// result (the root keeps it).
 double written_share(const CostQuery& q) {
-  const Hypercube cube{q.p};
-  return tuning::hybrid_written_share(tuning::theorem1_strategy(q.n, cube.dim(), q.m), q.n,
-                                      cube.dim(), cube.power_of_two(), false, false);
+  return hybrid_strategy_written_share(q, /*returns=*/false);
 }
 }  // namespace
 

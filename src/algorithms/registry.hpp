@@ -103,10 +103,12 @@ struct Algorithm {
   double (*message_bytes)(const CostQuery& q) = nullptr;
   /// The share f of the bytes on its critical path (of the β term of `cost`) that carry data
   /// the sending rank wrote within the collective: received from a peer and sent on, combined,
-  /// or copied (packed, rotated); the rest is the caller's input. Depends on p and on k for a
-  /// pipelined algorithm (q.k; 0: one packet), never on the model. nullptr: f = 0, every byte
-  /// it sends is input. Checked against the sim, which tracks what each rank wrote
-  /// (sim_cost_test.WrittenShareMatchesTheSim).
+  /// or copied (packed, rotated); the rest is the caller's input (taken as passed in place for
+  /// the all-gathers: a separate send buffer's own block is copied in first, and then counts as
+  /// written, which the formulas leave out). Depends on p, on k for a pipelined algorithm (q.k;
+  /// 0: one packet), and on the model only through the strategy a hybrid runs under it.
+  /// nullptr: f = 0, as if it sent input only. Checked against the sim, which tracks what each
+  /// rank wrote (sim_cost_test.WrittenShareMatchesTheSim).
   double (*written_share)(const CostQuery& q) = nullptr;
 
   /// q.m as this algorithm is costed: β raised to β(1 + f(ω − 1)) for the written share f of

@@ -239,6 +239,15 @@ const Algorithm& planned(Comm& comm, CollArgs& args, bool& above) {
   return alg;
 }
 
+/// The model alg runs with: its segment's, costed (Algorithm::costed: β raised by its written
+/// share) as the selector costed it.
+CostModel run_model(const Comm& comm, const Algorithm& alg, const CollArgs& args, bool above) {
+  CostQuery q = query_for(comm, args);
+  q.m = above ? comm.link().above : comm.link().below;
+  q.k = static_cast<double>(args.packets);
+  return alg.costed(q);
+}
+
 /// An all-reduce's input goes into recvbuf (the contract of CollArgs) unless alg reads it
 /// from sendbuf itself.
 void with_input(const Algorithm& alg, CollArgs& args) {
@@ -260,8 +269,9 @@ Task<> run_collective(Comm& comm, CollArgs args, const Algorithm* alg) {
   }
   with_input(*alg, args);
   // The algorithm runs with the model it was costed with (its own choices, e.g. LAWN 29's
-  // strategy or the grid's dimensions, follow the same segment).
-  Channel ch(comm, comm.next_sequence(), above ? &comm.link().above : nullptr);
+  // strategy or the grid's dimensions, follow the same segment and the same written share).
+  const CostModel model = run_model(comm, *alg, args, above);
+  Channel ch(comm, comm.next_sequence(), &model);
   Task<> body = alg->run(ch, args);
   co_await body;
 }
@@ -616,7 +626,8 @@ void run_collective_blocking(Comm& comm, Progress& progress, CollArgs args) {
   bool above = false;
   const Algorithm& alg = planned(comm, args, above);
   with_input(alg, args);
-  Channel ch(comm, comm.next_sequence(), above ? &comm.link().above : nullptr);
+  const CostModel model = run_model(comm, alg, args, above);
+  Channel ch(comm, comm.next_sequence(), &model);
   CollRequest r(comm, progress, alg.run(ch, args));
   r.wait(progress.timeout_seconds());
 }

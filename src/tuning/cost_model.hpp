@@ -32,7 +32,7 @@ struct CostModel {
   /// sender's cache, and another core reads it from there: on this machine 1.7–2.2 times
   /// slower than unmodified data at 16 KiB … 4 MiB (process_vm_readv, three launches). 1: the
   /// texts' model, every byte costs β. An algorithm is costed with β raised by the share of its
-  /// critical path's bytes that were written (Algorithm::written_share, costed_model).
+  /// critical path's bytes that were written (Algorithm::written_share, Algorithm::costed).
   double written = 1;
 
   [[nodiscard]] double send_overhead() const { return overhead >= 0 ? overhead : alpha; }

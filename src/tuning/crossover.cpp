@@ -117,15 +117,15 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& li
   return alg.predict(q);
 }
 
-bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& at, double& a,
+bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& at_model, double& a,
                        double& b, double& c) {
   if (alg.optimal_k != nullptr) return false;
+  CostModel at = at_model;
+  at.written = 1;  // b: every byte at β (see the declaration)
   CostQuery q = query(n, p, at);
   q.k = 1;
   const double whole = alg.predict(q);
-  // Every unit model keeps ω (the written share's β rides on b), and so does the check below.
   const auto unit = [&](CostModel m) {
-    m.written = at.written;
     q.m = m;
     return alg.predict(q);
   };

@@ -70,8 +70,10 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& li
 /// The terms of alg's cost at n bytes on p ranks with one packet, as a fit to timed runs
 /// needs them: cost = a α + b β + c with a, b from unit models and c the γ term of `at`, plus
 /// its o terms when `at` has a measured sender overhead (o = α otherwise: o terms count in a).
-/// False (terms untouched) when the formula is not linear in α, β, γ near `at` (it chooses among
-/// strategies by the model, as hybrid does) or alg is pipelined (its k depends on the model).
+/// b counts every byte at β (ω of `at` is ignored: a fit of ω scales b by the written share
+/// itself, CostPoint::f). False (terms untouched) when the formula is not linear in α, β, γ near
+/// `at` (it chooses among strategies by the model, as hybrid does) or alg is pipelined (its k
+/// depends on the model).
 bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& at, double& a,
                        double& b, double& c);
 /// True when alg may serve (coll, p, commutative) (the selector's exclusions).

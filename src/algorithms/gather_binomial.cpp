@@ -63,6 +63,18 @@ double cost(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// The root's receive port carries p − 1 blocks, all but one forwarded by the ranks that
+// gathered them (two when the root's largest subtree is a single rank, p = 2^(d−1) + 1):
+// (p − 2 − lone)/(p − 1) (sim: exact for p = 2 … 16).
+double written_share(const CostQuery& q) {
+  if (q.p < 3) return 0;
+  const int d = BinomialTree::ceil_log2(q.p);
+  const int lone = q.p == (1 << (d - 1)) + 1 ? 1 : 0;
+  return (q.p - 2.0 - lone) / (q.p - 1.0);
+}
+}  // namespace
+
 const Algorithm kGatherBinomial{
     .name = "binomial",
     .coll = Collective::gather,
@@ -74,6 +86,7 @@ const Algorithm kGatherBinomial{
     .optimal_k = nullptr,
     .run = run,
     .test = "gather_barrier_test.GatherBinomialMatchesTheorem13_9",
+    .written_share = written_share,
 };
 
 }  // namespace fabcoll::algorithms

@@ -10,6 +10,8 @@
 //   step 1: 0→4                 (4 blocks: 4…7)
 //   step 2: 0→2 4→6             (2 blocks)
 //   step 3: 0→1 2→3 4→5 6→7     (1 block)
+#include <algorithm>
+
 #include "algorithms/algorithms.hpp"
 #include "patterns/binomial_tree.hpp"
 
@@ -67,6 +69,16 @@ double cost(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// The root sends input; the longest path forwards 2^(⌊log p⌋ − 1) − 1 of the p − 1 blocks
+// (sim: exact for p = 2 … 16).
+double written_share(const CostQuery& q) {
+  if (q.p < 2) return 0;
+  const int floor_log = BinomialTree::ceil_log2(q.p + 1) - 1;
+  return ((1 << std::max(0, floor_log - 1)) - 1) / (q.p - 1.0);
+}
+}  // namespace
+
 const Algorithm kScatterBinomial{
     .name = "binomial",
     .coll = Collective::scatter,
@@ -78,6 +90,7 @@ const Algorithm kScatterBinomial{
     .optimal_k = nullptr,
     .run = run,
     .test = "gather_barrier_test.ScatterBinomialMatchesTheorem13_9",
+    .written_share = written_share,
 };
 
 }  // namespace fabcoll::algorithms

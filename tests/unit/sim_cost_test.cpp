@@ -109,22 +109,11 @@ TEST(SimCost, AlltoallCopyTermIsTheBytesItCopies) {
 // every byte, is the share of its critical path's β time that moves written data. The
 // formula's f must match it: within 0.02 at p = 2^d, within 0.21 at other p (3 … 12), where
 // the fold or the uneven tree puts the critical path elsewhere than the count assumes. One size
-// (8 KiB blocks). Algorithms without a formula for f (costed as if they sent input only) are
-// named here; any other without one must send input only.
+// (8 KiB blocks); k = 1 and 8 for the pipelined ones. An algorithm without a formula for f
+// (costed as if it sent input only) must send input only.
 TEST(SimCost, WrittenShareMatchesTheSim) {
-  const std::set<std::string> no_formula = {"bcast/pipelined_binary_tree", "scan/inorder_tree",
-                                            "allreduce/two_tree", "gather/binomial",
-                                            "scatter/binomial"};
-  for (const std::string& id : no_formula) {
-    const auto slash = id.find('/');
-    bool found = false;
-    for (const Algorithm* alg : all_algorithms())
-      if (collective_name(alg->coll) == id.substr(0, slash) && alg->name == id.substr(slash + 1)) {
-        found = true;
-        EXPECT_EQ(alg->written_share, nullptr) << id;
-      }
-    EXPECT_TRUE(found) << id;
-  }
+  // Two formulas are approximations (a constant over p ≥ 4): a wider tolerance.
+  const std::set<std::string> approximate = {"allreduce/two_tree", "scan/inorder_tree"};
   const std::size_t block = 8192;
   int checked = 0;
   for (const Algorithm* alg : all_algorithms()) {
@@ -143,9 +132,7 @@ TEST(SimCost, WrittenShareMatchesTheSim) {
         const double tb = run_for_cost(*alg, p, block, twice, false, 0, k).finish_time;
         const double sim_share = tb > t1 ? (tw - t1) / (tb - t1) : 0;
         if (alg->written_share == nullptr) {
-          if (!no_formula.contains(id)) {
-            EXPECT_NEAR(sim_share, 0, 1e-9) << id << " p=" << p;
-          }
+          EXPECT_NEAR(sim_share, 0, 1e-9) << id << " p=" << p;
           continue;
         }
         CostQuery q;
@@ -153,7 +140,7 @@ TEST(SimCost, WrittenShareMatchesTheSim) {
         q.p = p;
         q.m = kModel;
         q.k = static_cast<double>(k);
-        const double tol = (p & (p - 1)) == 0 ? 0.02 : 0.21;
+        const double tol = approximate.contains(id) ? 0.25 : (p & (p - 1)) == 0 ? 0.02 : 0.21;
         EXPECT_NEAR(alg->written_share(q), sim_share, tol) << id << " p=" << p << " k=" << k;
         // And the costed model charges it: β(1 + f(ω − 1)).
         q.m = written;

@@ -166,6 +166,9 @@ std::string utc_now() {
 struct PingPong {
   std::vector<tuning::Point> medians;  // per size
   std::vector<tuning::Point> all;      // every repetition
+  // The same ping-pong bouncing one buffer (measure_pingpong's bounce_from; rank 0 only).
+  std::vector<tuning::Point> written_medians;
+  std::vector<tuning::Point> written_all;
 };
 
 int pingpong_reps(double n, bool quick) {
@@ -180,6 +183,9 @@ std::vector<double> pingpong_sizes(bool quick) {
   return s;
 }
 
+/// The smallest size at which ω is measured: below it a message's time is mostly α.
+constexpr double kWrittenFrom = 16384;
+
 /// Ping-pong times per size. quiet: ranks 0 and 1 alone, the others asleep in a barrier (each
 /// rank of the pair has a core of its own when the node has two). all_pairs: every rank at once,
 /// pairs (0,1), (2,3), … concurrently (as osu_mbw_mr does), an odd last rank asleep; with
@@ -189,24 +195,29 @@ std::vector<double> pingpong_sizes(bool quick) {
 /// in when the node has fewer cores than ranks: every message waits for its receiver to be
 /// scheduled, and the pairs share the cores and the memory bandwidth.
 PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool exchange_mode,
-                          bool quick, ProgressLine& prog, bool bounce = false,
-                          double min_bytes = 0) {
+                          bool quick, ProgressLine& prog, double bounce_from = 0) {
   PingPong out;
   const int pairs = all_pairs ? p / 2 : 1;
   const bool in_pair = rank < 2 * pairs;
   fc_comm_t pair = FC_COMM_NULL;
   check(fc_comm_split(world, in_pair ? rank / 2 : FC_UNDEFINED, rank, &pair), "split");
-  auto sizes = pingpong_sizes(quick);
-  std::erase_if(sizes, [&](double n) { return n < min_bytes; });
+  const auto sizes = pingpong_sizes(quick);
   std::vector<double> medians(sizes.size(), 0.0);
   if (pair != FC_COMM_NULL) {
     Force force(Collective::bcast, "binomial", 0);  // at p = 2: exactly one send
     // Each message goes out of a buffer its sender never writes, as a collective sends its
     // untouched input: the ping-pong's way back uses the second buffer. Bouncing one buffer
     // sends data the sender has just received (written by its own core), which crosses cores
-    // slower: that is how `bounce` measures ω (CostModel::written), after the fit.
+    // slower: from bounce_from bytes up (quiet pair only) every repetition also times such a
+    // round trip, right after the untouched one, so that both meet the same state of the
+    // machine (timed in a phase of its own, a slow spell made ω 5.2 and 5.8 in two of five
+    // launches, median error 61% and 129%), and ω (CostModel::written) is fitted from the
+    // pairs of medians.
     std::vector<char> buf(static_cast<std::size_t>(sizes.back()), 1);
     std::vector<char> buf2(buf.size(), 2);
+    // The bounced round trips' own buffer: through buf they would leave buf written for the
+    // next untouched round trip (interleaved, that made both alike: ω 1.0 in five launches).
+    std::vector<char> buf3(bounce_from > 0 && !all_pairs ? buf.size() : 0, 3);
     // One exchange: both ranks of the pair send n bytes to each other at once (two concurrent
     // p = 2 bcasts, one from each end).
     const auto exchange = [&](std::size_t bytes) {
@@ -222,25 +233,37 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
       const int reps = pingpong_reps(n, quick);
       // All pairs start each size together (they run concurrently, not one after another).
       if (all_pairs) check(fc_barrier(world), "barrier");
-      const auto round_trip = [&] {
+      const auto round_trip = [&](bool bounce) {
         if (all_pairs && exchange_mode) {
           exchange(bytes);
           exchange(bytes);
         } else {
-          check(fc_bcast(buf.data(), bytes, FC_BYTE, 0, pair), "bcast");
-          check(fc_bcast(bounce ? buf.data() : buf2.data(), bytes, FC_BYTE, 1, pair), "bcast");
+          check(fc_bcast(bounce ? buf3.data() : buf.data(), bytes, FC_BYTE, 0, pair), "bcast");
+          check(fc_bcast(bounce ? buf3.data() : buf2.data(), bytes, FC_BYTE, 1, pair), "bcast");
         }
       };
-      for (int w = 0; w < 2; ++w) round_trip();
-      std::vector<double> ts;
-      for (int r = 0; r < reps; ++r) {
+      const bool both = !all_pairs && bounce_from > 0 && n >= bounce_from;
+      for (int w = 0; w < 2; ++w) {
+        round_trip(false);
+        if (both) round_trip(true);
+      }
+      const auto timed = [&](bool bounce) {
         const double t0 = now();
-        round_trip();
-        const double t = (now() - t0) / 2;
+        round_trip(bounce);
+        return (now() - t0) / 2;
+      };
+      std::vector<double> ts, ws;
+      for (int r = 0; r < reps; ++r) {
+        const double t = timed(false);
         ts.push_back(t);
         if (rank == 0) out.all.push_back({n, t});
+        if (!both) continue;
+        const double w = timed(true);
+        ws.push_back(w);
+        if (rank == 0) out.written_all.push_back({n, w});
       }
       if (rank % 2 == 0) medians[s] = median(ts) / pairs;
+      if (rank == 0 && both) out.written_medians.push_back({n, median(ws)});
       prog.advance(1);
     }
     check(fc_comm_free(&pair), "comm_free");
@@ -259,18 +282,26 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
   return out;
 }
 
-/// The smallest size at which ω is measured: below it a message's time is mostly α.
-constexpr double kWrittenFrom = 16384;
+/// The sizes ω is fitted over end below the L2 cache of a core (sysconf; 1 MiB if unknown):
+/// written data larger than that has left the writer's cache for the shared one before it is
+/// read, and then costs what untouched data costs (measured at p = 2: bounced over untouched
+/// 1.25–1.53 at 32–256 KiB, 0.82–1.05 at 1–4 MiB, in one launch).
+double written_sizes_end() {
+  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return l2 > 0 ? static_cast<double>(l2) : double(1 << 20);
+}
 
 /// ω (CostModel::written) from the ping-pong of untouched buffers (`cold`, the fit's points)
 /// and the same ping-pong bouncing one buffer (`bounced`, every message just received by its
-/// sender): per size, the bounced β time over the untouched one, (t_bounced − α)/(t_cold − α)
-/// with α of the fitted segment at that size; their median over the sizes both have, never below
-/// 1 (written data is never cheaper to send; a ratio under 1 is noise) nor above 10.
+/// sender), over the sizes below written_sizes_end(): per size, the bounced β time over the
+/// untouched one, (t_bounced − α)/(t_cold − α) with α of the fitted segment at that size; their
+/// median, never below 1 (written data is never cheaper to send; a ratio under 1 is noise) nor
+/// above 10.
 double written_factor(const tuning::PiecewiseFit& pf, const std::vector<tuning::Point>& cold,
                       const std::vector<tuning::Point>& bounced) {
   std::vector<double> ratios;
   for (const auto& b : bounced) {
+    if (b.n >= written_sizes_end()) continue;
     for (const auto& c : cold) {
       if (c.n != b.n) continue;
       const double a = pf.segment(c.n).alpha;
@@ -604,26 +635,18 @@ int main(int argc, char** argv) {
                                       Collective::reduce_scatter_block,
                                       Collective::alltoall};
   // Work units: one per ping-pong size, one per γ kernel, one per validation run (estimated).
-  const std::vector<double> pp_sizes = pingpong_sizes(quick);
-  const auto bounced_sizes =
-      std::count_if(pp_sizes.begin(), pp_sizes.end(), [](double n) { return n >= kWrittenFrom; });
-  const double units = static_cast<double>(pingpong_sizes(quick).size()) +
-                       (layout > 0 ? 0.0 : static_cast<double>(bounced_sizes)) + 4 +
+  const double units = static_cast<double>(pingpong_sizes(quick).size()) + 4 +
                        static_cast<double>(colls.size()) * 5 * 4;
   ProgressLine prog(rank == 0, units);
 
   // 1-2: ping-pong and fit.
   prog.phase("1/5 ping-pong");
-  const PingPong pp =
-      measure_pingpong(world, rank, p, layout > 0, all_pairs == "exchange", quick, prog);
+  // ω's bounced ping-pong rides along from kWrittenFrom up (quiet layout only).
+  const PingPong pp = measure_pingpong(world, rank, p, layout > 0, all_pairs == "exchange", quick,
+                                       prog, kWrittenFrom);
   // 1b: the sender's overhead o, in the same layout; before any refit of α, β to cost
   // formulas (3b), which must see it.
   const double o_measured = measure_overhead(world, rank, p, layout > 0, quick);
-  // 1c: ω (CostModel::written), quiet layout only: the same ping-pong bouncing one buffer, so
-  // that every message carries what its sender has just received (see written_factor).
-  const PingPong bounced = layout > 0 ? PingPong{}
-                                      : measure_pingpong(world, rank, p, false, false, quick, prog,
-                                                         /*bounce=*/true, kWrittenFrom);
   tuning::TuningFile file;
   file.created = utc_now();
   const char* prov = std::getenv("FABCOLL_PROVIDER");
@@ -664,7 +687,8 @@ int main(int argc, char** argv) {
     fitted[6] = static_cast<double>(pp.medians.size());
     // o in [0, α]: the model's o is the part of a message's α that occupies its sender, so
     // o > α (timer noise, or a call's fixed cost above the one-way latency) is meaningless.
-    if (!bounced.medians.empty()) fitted[10] = written_factor(pf, pp.medians, bounced.medians);
+    if (!pp.written_medians.empty())
+      fitted[10] = written_factor(pf, pp.medians, pp.written_medians);
     fitted[8] = std::clamp(o_measured, 0.0, fitted[0]);
     if (o_measured > fitted[0])
       std::fprintf(stderr,
@@ -1002,9 +1026,9 @@ int main(int argc, char** argv) {
         csv << "link,n,t,kind\n";
         for (const auto& pt : pp.all) csv << link << ',' << pt.n << ',' << pt.t << ",rep\n";
         for (const auto& pt : pp.medians) csv << link << ',' << pt.n << ',' << pt.t << ",median\n";
-        for (const auto& pt : bounced.all)
+        for (const auto& pt : pp.written_all)
           csv << link << ',' << pt.n << ',' << pt.t << ",written\n";
-        for (const auto& pt : bounced.medians)
+        for (const auto& pt : pp.written_medians)
           csv << link << ',' << pt.n << ',' << pt.t << ",written_median\n";
       }
       {

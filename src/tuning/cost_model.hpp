@@ -72,8 +72,10 @@ inline constexpr double kBuiltinCopy = 2e-11;
 inline constexpr double kBuiltinGamma = 2.5e-11;
 /// ω (written data), shm with a core per rank: fabcoll-calibrate --quick at p = 2 measured
 /// 1.56, 1.68, 1.74, 1.82, 1.85, 1.92, 1.96 in seven launches and 1.00 in an eighth (that launch's
-/// two cores shared their caches: its 16 KiB ping-pong took 1.0 against 2.5 µs). Not measured
-/// on the fabric (sockets: 1.0 and 1.2) nor for ranks sharing cores: 1 there.
+/// two cores shared their caches: its 16 KiB ping-pong took 1.0 against 2.5 µs), and, once
+/// interleaved with the untouched ping-pong and below the L2 size, 1.74 and 1.78 in fast
+/// launches, 5.95–6.23 in four slow-mode ones. Not measured on the fabric (sockets: 1.0 and
+/// 1.2) nor for ranks sharing cores: 1 there.
 inline constexpr double kBuiltinShmWritten = 1.8;
 inline CostModel builtin_model(std::string_view link_class, bool oversubscribed = false) {
   if (link_class.starts_with("ofi"))

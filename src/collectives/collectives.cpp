@@ -212,10 +212,20 @@ bool apply_segment(const Comm& comm, const Algorithm& alg, CollArgs& args) {
   return sc.above;
 }
 
-const Algorithm& planned(Comm& comm, CollArgs& args, bool& above) {
+/// The model alg runs with: its segment's, costed (Algorithm::costed: β raised by its written
+/// share) as the selector costed it.
+CostModel run_model(const Comm& comm, const Algorithm& alg, const CollArgs& args, bool above) {
+  CostQuery q = query_for(comm, args);
+  q.m = above ? comm.link().above : comm.link().below;
+  q.k = static_cast<double>(args.packets);
+  return alg.costed(q);
+}
+
+const Algorithm& planned(Comm& comm, CollArgs& args, bool& above, CostModel& model) {
   if (args.coll == Collective::allgatherv || args.coll == Collective::alltoallv) {
     const Algorithm& alg = select_algorithm(comm, args);
     above = apply_segment(comm, alg, args);
+    model = run_model(comm, alg, args, above);
     return alg;
   }
   Comm::Plan key;
@@ -228,24 +238,18 @@ const Algorithm& planned(Comm& comm, CollArgs& args, bool& above) {
   if (const Comm::Plan* hit = comm.find_plan(key)) {
     args.packets = hit->packets;
     above = hit->above_break;
+    model = hit->model;
     return *static_cast<const Algorithm*>(hit->algorithm);
   }
   const Algorithm& alg = select_algorithm(comm, args);
   above = apply_segment(comm, alg, args);
+  model = run_model(comm, alg, args, above);
   key.algorithm = &alg;
   key.packets = args.packets;
   key.above_break = above;
+  key.model = model;
   comm.store_plan(std::move(key));
   return alg;
-}
-
-/// The model alg runs with: its segment's, costed (Algorithm::costed: β raised by its written
-/// share) as the selector costed it.
-CostModel run_model(const Comm& comm, const Algorithm& alg, const CollArgs& args, bool above) {
-  CostQuery q = query_for(comm, args);
-  q.m = above ? comm.link().above : comm.link().below;
-  q.k = static_cast<double>(args.packets);
-  return alg.costed(q);
 }
 
 /// An all-reduce's input goes into recvbuf (the contract of CollArgs) unless alg reads it
@@ -262,15 +266,16 @@ void with_input(const Algorithm& alg, CollArgs& args) {
 Task<> run_collective(Comm& comm, CollArgs args, const Algorithm* alg) {
   if (comm.broken()) raise(Errc::broken, comm.broken_reason());
   bool above = false;
-  if (alg == nullptr) {
-    alg = &planned(comm, args, above);
-  } else {
-    above = apply_segment(comm, *alg, args);
-  }
-  with_input(*alg, args);
   // The algorithm runs with the model it was costed with (its own choices, e.g. LAWN 29's
   // strategy or the grid's dimensions, follow the same segment and the same written share).
-  const CostModel model = run_model(comm, *alg, args, above);
+  CostModel model;
+  if (alg == nullptr) {
+    alg = &planned(comm, args, above, model);
+  } else {
+    above = apply_segment(comm, *alg, args);
+    model = run_model(comm, *alg, args, above);
+  }
+  with_input(*alg, args);
   Channel ch(comm, comm.next_sequence(), &model);
   Task<> body = alg->run(ch, args);
   co_await body;
@@ -624,9 +629,9 @@ void run_collective_blocking(Comm& comm, Progress& progress, CollArgs args) {
   // stack for the whole call, the algorithm's task is driven directly.
   if (comm.broken()) raise(Errc::broken, comm.broken_reason());
   bool above = false;
-  const Algorithm& alg = planned(comm, args, above);
+  CostModel model;
+  const Algorithm& alg = planned(comm, args, above, model);
   with_input(alg, args);
-  const CostModel model = run_model(comm, alg, args, above);
   Channel ch(comm, comm.next_sequence(), &model);
   CollRequest r(comm, progress, alg.run(ch, args));
   r.wait(progress.timeout_seconds());

@@ -68,6 +68,7 @@ class Comm {
     const void* algorithm = nullptr;
     std::size_t packets = 0;
     bool above_break = false;  // the algorithm was costed with the link's upper segment
+    CostModel model;           // the model it runs with (its segment's, costed: Algorithm::costed)
     [[nodiscard]] bool same_key(const Plan& o) const {
       return coll == o.coll && count == o.count && elem_size == o.elem_size &&
              commutative == o.commutative && requested_packets == o.requested_packets &&

@@ -29,9 +29,10 @@ struct CostModel {
   /// ω: the time per byte of data its sender wrote within the collective (received from a
   /// peer, combined, copied), as a multiple of β. β itself is measured on data the sender never
   /// writes, as a collective sends its caller's input. Written data sits modified in the
-  /// sender's cache, and another core reads it from there: on this machine 1.7–2.2 times
-  /// slower than unmodified data at 16 KiB … 4 MiB (process_vm_readv, three launches). 1: the
-  /// texts' model, every byte costs β. An algorithm is costed with β raised by the share of its
+  /// sender's cache, and another core reads it from there: on this machine 1.6–2.4 times
+  /// slower than unmodified data at 16 KiB … 4 MiB (a throwaway process_vm_readv test, three
+  /// launches; fabcoll-calibrate measures it with its bounced ping-pong). 1: the texts' model,
+  /// every byte costs β. An algorithm is costed with β raised by the share of its
   /// critical path's bytes that were written (Algorithm::written_share, Algorithm::costed).
   double written = 1;
 

@@ -58,6 +58,12 @@ def plot_pingpong(d, tuning):
                 lbl += f"; break {link['break_bytes']:.0f} B"
                 ax.axvline(link["break_bytes"], color="grey", linestyle=":")
             ax.plot(fine, [link_model(link, n) * 1e6 for n in fine], label=lbl)
+        # The bounced ping-pong (every message just received by its sender) that gives ω.
+        written = [(float(r["n"]), float(r["t"])) for r in rows
+                   if r["link"] == cls and r["kind"] == "written_median"]
+        if written:
+            ax.scatter([n for n, _ in written], [t * 1e6 for _, t in written], s=18, marker="x",
+                       label=f"{cls}: bounced medians (ω={link.get('written', 1):.2f})")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("message size (bytes)")

@@ -685,10 +685,11 @@ int main(int argc, char** argv) {
       fitted[5] = pf.single.r2;
     }
     fitted[6] = static_cast<double>(pp.medians.size());
-    // o in [0, α]: the model's o is the part of a message's α that occupies its sender, so
-    // o > α (timer noise, or a call's fixed cost above the one-way latency) is meaningless.
+    // ω from the bounced round trips (quiet layout; 1 otherwise, see above).
     if (!pp.written_medians.empty())
       fitted[10] = written_factor(pf, pp.medians, pp.written_medians);
+    // o in [0, α]: the model's o is the part of a message's α that occupies its sender, so
+    // o > α (timer noise, or a call's fixed cost above the one-way latency) is meaningless.
     fitted[8] = std::clamp(o_measured, 0.0, fitted[0]);
     if (o_measured > fitted[0])
       std::fprintf(stderr,
@@ -1060,10 +1061,12 @@ int main(int argc, char** argv) {
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9) << " | "
          << fmt("%.2f", lp.model.written)
          << " |\n\nω: data its sender wrote within the collective (received, combined, "
-            "copied) costs βω per byte; measured by the ping-pong bouncing one buffer from "
-         << fmt("%.0f", kWrittenFrom)
-         << " B up (pingpong.csv, kind `written`), the median ratio of its β time to the "
-            "untouched ping-pong's.\n\n![ping-pong](pingpong.png)\n\n## Reduction kernels (γ)\n\n| "
+            "copied) costs βω per byte; measured by the ping-pong bouncing a buffer, each "
+            "round trip right after an untouched one, from "
+         << fmt("%.0f", kWrittenFrom) << " B up to below " << fmt("%.0f", written_sizes_end())
+         << " B (a core's L2 cache; pingpong.csv, kind `written`): the median ratio of its β "
+            "time to the untouched ping-pong's.\n\n![ping-pong](pingpong.png)\n\n## Reduction "
+            "kernels (γ)\n\n| "
             "op | datatype | "
             "γ (ns/B) |\n| --- | --- | --- |\n";
       for (const auto& g : file.gammas)

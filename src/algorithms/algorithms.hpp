@@ -4,6 +4,7 @@
 #pragma once
 
 #include "algorithms/registry.hpp"
+#include "tuning/lawn29.hpp"
 
 namespace fabcoll::algorithms {
 
@@ -73,11 +74,17 @@ double binomial_written(const CostQuery& q);
 /// mirror image: at p = 6 the broadcast's longest written path is 1 of 3 steps, the reduce's 2).
 double binomial_reduce_written_share(int p);
 double binomial_reduce_written(const CostQuery& q);
-/// The hybrids' (LAWN 29 Version 4, all-reduce and reduce): tuning::hybrid_written_share of the
-/// strategy they run, Theorem 1's under the model they are costed and run with (β raised by this
-/// very share, Algorithm::costed): a fixed point, taken after four rounds from the strategy
-/// under q.m. The fold is whole; `returns`: the result goes back to the surplus rank.
-double hybrid_strategy_written_share(const CostQuery& q, bool returns);
+/// The strategy the hybrids (LAWN 29 Version 4, all-reduce and reduce: `gathers`) run:
+/// Theorem 1's under the model they are costed and run with (α and β raised by the written and
+/// exchange shares of that very strategy, Algorithm::costed): a fixed point, taken after three
+/// rounds from the strategy under q.m. The fold is whole; `returns`: the result goes back to
+/// the surplus rank.
+tuning::Strategy hybrid_run_strategy(const CostQuery& q, bool returns, bool gathers);
+/// tuning::hybrid_written_share and hybrid_exchange_share of that strategy.
+double hybrid_strategy_written_share(const CostQuery& q, bool returns, bool gathers);
+double hybrid_strategy_exchange_share(const CostQuery& q, bool returns, bool gathers);
+/// Every step an exchange (rings, pairwise and index all-to-alls, dissemination): 1 for p > 1.
+inline double exchange_all(const CostQuery& q) { return q.p < 2 ? 0.0 : 1.0; }
 /// A ring's p − 1 steps (all-gather, reduce-scatter): only the first moves input, (p − 2)/(p − 1).
 inline double ring_written_share(const CostQuery& q) {
   return q.p < 3 ? 0.0 : (q.p - 2.0) / (q.p - 1.0);

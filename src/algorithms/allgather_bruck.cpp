@@ -67,6 +67,7 @@ const Algorithm kAllgatherBruck{
     .run = run,
     .test = "gather_barrier_test.AllgatherBruckTakesCeilLogPRounds",
     .written_share = written_all,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

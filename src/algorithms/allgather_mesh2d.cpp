@@ -80,6 +80,7 @@ const Algorithm kAllgatherMesh2d{
     .run = run,
     .test = "gather_barrier_test.AllgatherMesh2dMatchesAlgorithm4_6",
     .written_share = written_share,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -51,6 +51,7 @@ const Algorithm kAllgatherRing{
     .run = run,
     .test = "gather_barrier_test.AllgatherRingMatchesAlgorithm4_4",
     .written_share = ring_written_share,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

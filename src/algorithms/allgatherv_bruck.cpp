@@ -76,6 +76,7 @@ const Algorithm kAllgathervBruck{
     .run = run,
     .test = "gather_barrier_test.AllgathervBruckTakesCeilLogPRounds",
     .written_share = written_all,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

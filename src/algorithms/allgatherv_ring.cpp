@@ -70,6 +70,7 @@ const Algorithm kAllgathervRing{
     .run = run,
     .test = "gather_barrier_test.AllgathervRingMatchesAlgorithm4_4",
     .written_share = ring_written_share,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -192,23 +192,43 @@ double cost_hybrid(const CostQuery& q) {
 }
 }  // namespace
 
-double hybrid_strategy_written_share(const CostQuery& q, bool returns) {
+tuning::Strategy hybrid_run_strategy(const CostQuery& q, bool returns, bool gathers) {
   const Hypercube cube{q.p};
-  CostModel m = q.m;
-  double f = 0;
-  for (int round = 0; round < 4; ++round) {
-    const tuning::Strategy s = tuning::theorem1_strategy(q.n, cube.dim(), m);
-    f = tuning::hybrid_written_share(s, q.n, cube.dim(), cube.power_of_two(), false, returns);
-    if (q.m.written == 1) break;
-    m.beta = q.m.beta * (1 + f * (q.m.written - 1));
+  const int d = cube.dim();
+  const bool pow2 = cube.power_of_two();
+  const CostModel& base = q.m;
+  tuning::Strategy s = tuning::theorem1_strategy(q.n, d, base);
+  if (base.written == 1 && base.exchange_alpha == 1 && base.exchange_beta == 1) return s;
+  CostModel m = base;
+  for (int round = 0; round < 3; ++round) {
+    const double f = tuning::hybrid_written_share(s, q.n, d, pow2, false, returns);
+    const double e = tuning::hybrid_exchange_share(s, q.n, d, pow2, returns, gathers);
+    m.alpha = base.alpha * (1 + e * (base.exchange_alpha - 1));
+    m.beta = base.beta * (1 + f * (base.written - 1)) * (1 + e * (base.exchange_beta - 1));
+    s = tuning::theorem1_strategy(q.n, d, m);
   }
-  return f;
+  return s;
+}
+
+double hybrid_strategy_written_share(const CostQuery& q, bool returns, bool gathers) {
+  const Hypercube cube{q.p};
+  return tuning::hybrid_written_share(hybrid_run_strategy(q, returns, gathers), q.n, cube.dim(),
+                                      cube.power_of_two(), false, returns);
+}
+
+double hybrid_strategy_exchange_share(const CostQuery& q, bool returns, bool gathers) {
+  const Hypercube cube{q.p};
+  return tuning::hybrid_exchange_share(hybrid_run_strategy(q, returns, gathers), q.n, cube.dim(),
+                                       cube.power_of_two(), returns, gathers);
 }
 
 namespace {
 // LAWN 29's count for the strategy it runs (hybrid_strategy_written_share).
 double written_share(const CostQuery& q) {
-  return hybrid_strategy_written_share(q, /*returns=*/true);
+  return hybrid_strategy_written_share(q, /*returns=*/true, /*gathers=*/false);
+}
+double exchange_share(const CostQuery& q) {
+  return hybrid_strategy_exchange_share(q, /*returns=*/true, /*gathers=*/false);
 }
 }  // namespace
 
@@ -227,6 +247,7 @@ const Algorithm kAllreduceHybrid{
     .test = "allreduce_scan_test.AllreduceHybridMatchesCorollary4",
     .separate_input = true,
     .written_share = written_share,
+    .exchange_share = exchange_share,
 };
 
 }  // namespace fabcoll::algorithms

@@ -57,6 +57,15 @@ double written_share(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// Every step of Version 3 is an exchange; the fold and the return go one way.
+double exchange_share(const CostQuery& q) {
+  const Hypercube cube{q.p};
+  return tuning::hybrid_exchange_share(tuning::version3(cube.dim()), q.n, cube.dim(),
+                                       cube.power_of_two(), true, false);
+}
+}  // namespace
+
 const Algorithm kAllreduceRabenseifner{
     .name = "rabenseifner",
     .coll = Collective::allreduce,
@@ -70,6 +79,7 @@ const Algorithm kAllreduceRabenseifner{
     .test = "allreduce_scan_test.AllreduceRabenseifnerMatchesLawn29Version3",
     .separate_input = true,
     .written_share = written_share,
+    .exchange_share = exchange_share,
 };
 
 }  // namespace fabcoll::algorithms

@@ -52,6 +52,15 @@ double written_share(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// Every step of Version 2 is an exchange; the fold and the return go one way.
+double exchange_share(const CostQuery& q) {
+  const Hypercube cube{q.p};
+  return tuning::hybrid_exchange_share(tuning::kVersion2, q.n, cube.dim(), cube.power_of_two(),
+                                       true, false);
+}
+}  // namespace
+
 const Algorithm kAllreduceRecursiveDoubling{
     .name = "recursive_doubling",
     .coll = Collective::allreduce,
@@ -65,6 +74,7 @@ const Algorithm kAllreduceRecursiveDoubling{
     .test = "sim_cost_test.AllreduceRecursiveDoublingMatchesLawn29Version2",
     .separate_input = true,
     .written_share = written_share,
+    .exchange_share = exchange_share,
 };
 
 }  // namespace fabcoll::algorithms

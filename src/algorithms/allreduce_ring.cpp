@@ -79,6 +79,7 @@ const Algorithm kAllreduceRing{
     .run = run_ring,
     .test = "allreduce_scan_test.AllreduceRingMatchesFormula",
     .written_share = written_share,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -87,6 +87,7 @@ const Algorithm kAlltoallBruck{
     .run = run,
     .test = "alltoall_test.BruckMatchesItsRoundCount",
     .written_share = written_all,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -51,6 +51,7 @@ const Algorithm kAlltoallCircular{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.CircularMatchesSection13_6_1",
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -107,6 +107,7 @@ const Algorithm kAlltoallGrid{
     .run = run,
     .test = "alltoall_test.GridMatchesExercise13_11",
     .written_share = written_all,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -190,6 +190,7 @@ const Algorithm kAlltoallGridNd{
     .run = run,
     .test = "alltoall_grid_nd_test.GridNdMatchesExercise13_11",
     .written_share = written_all,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -78,6 +78,7 @@ const Algorithm kAlltoallHypercube{
     .run = run,
     .test = "alltoall_test.HypercubeMatchesSection13_6_2",
     .written_share = written_all,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

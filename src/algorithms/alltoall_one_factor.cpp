@@ -68,6 +68,7 @@ const Algorithm kAlltoallOneFactor{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.OneFactorMatchesSection13_6_1",
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -48,6 +48,7 @@ const Algorithm kAlltoallPairwiseXor{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.PairwiseXorMatchesSection13_6_1",
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -85,6 +85,7 @@ const Algorithm kAlltoallPostAll{
     .run = run,
     .test = "alltoall_test.PostAllMatchesTheOnePortModel",
     .message_bytes = message_bytes,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -59,6 +59,7 @@ const Algorithm kAlltoallvDirect{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.AlltoallvDirectMatchesSection13_6_1",
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

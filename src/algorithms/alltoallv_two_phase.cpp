@@ -195,6 +195,7 @@ const Algorithm kAlltoallvTwoPhase{
     .run = run,
     .test = "alltoall_test.AlltoallvTwoPhaseMatchesSection13_6_3",
     .written_share = written_all,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

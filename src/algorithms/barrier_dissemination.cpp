@@ -45,6 +45,7 @@ const Algorithm kBarrierDissemination{
     .optimal_k = nullptr,
     .run = run,
     .test = "gather_barrier_test.BarrierDisseminationTakesCeilLogPRounds",
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

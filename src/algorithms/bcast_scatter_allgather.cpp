@@ -88,6 +88,11 @@ double written_share(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// The scatter goes one way, the all-gather (the same bytes again) exchanges: 1/2.
+double exchange_share(const CostQuery& q) { return q.p < 2 ? 0.0 : 0.5; }
+}  // namespace
+
 const Algorithm kBcastScatterAllgather{
     .name = "scatter_allgather",
     .coll = Collective::bcast,
@@ -100,6 +105,7 @@ const Algorithm kBcastScatterAllgather{
     .run = run_bcast_scatter_allgather,
     .test = "bcast_reduce_test.BcastScatterAllgatherMatchesVanDeGeijn",
     .written_share = written_share,
+    .exchange_share = exchange_share,
 };
 
 }  // namespace fabcoll::algorithms

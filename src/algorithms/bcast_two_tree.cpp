@@ -166,6 +166,15 @@ double written_share(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// p ≥ 4, k > 1: every node is inner in one tree and sends there while it receives in the other:
+// 1 − 1.8/k (approximate: the sim's share is 0–0.91 at p = 4 … 16, k = 2 … 32). p ≤ 3: 0.
+double exchange_share(const CostQuery& q) {
+  if (q.p < 4 || q.k <= 1) return 0;
+  return std::max(0.0, 1 - 1.8 / q.k);
+}
+}  // namespace
+
 const Algorithm kBcastTwoTree{
     .name = "two_tree",
     .coll = Collective::bcast,
@@ -178,6 +187,7 @@ const Algorithm kBcastTwoTree{
     .run = run_bcast_two_tree,
     .test = "bcast_reduce_test.BcastTwoTreeWithinBound",
     .written_share = written_share,
+    .exchange_share = exchange_share,
 };
 
 }  // namespace fabcoll::algorithms

@@ -38,6 +38,7 @@ const Algorithm kExscanHypercube{
     .run = run_exscan,
     .test = "allreduce_scan_test.ExscanHypercubeMatchesTheorem13_6",
     .written_share = written_all,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -158,7 +158,10 @@ namespace {
 // LAWN 29's count for the strategy it runs (hybrid_strategy_written_share), no return of the
 // result (the root keeps it).
 double written_share(const CostQuery& q) {
-  return hybrid_strategy_written_share(q, /*returns=*/false);
+  return hybrid_strategy_written_share(q, /*returns=*/false, /*gathers=*/true);
+}
+double exchange_share(const CostQuery& q) {
+  return hybrid_strategy_exchange_share(q, /*returns=*/false, /*gathers=*/true);
 }
 }  // namespace
 
@@ -176,6 +179,7 @@ const Algorithm kReduceHybrid{
     .run = run_reduce_hybrid,
     .test = "bcast_reduce_test.ReduceHybridMatchesCorollary4",
     .written_share = written_share,
+    .exchange_share = exchange_share,
 };
 
 }  // namespace fabcoll::algorithms

@@ -180,6 +180,15 @@ double written_share(const CostQuery& q) {
 }
 }  // namespace
 
+namespace {
+// The recursive halving exchanges, the gather to the root goes one way: 1/2 at p = 2^d.
+double exchange_share(const CostQuery& q) {
+  const Hypercube cube{q.p};
+  return tuning::hybrid_exchange_share(tuning::version3(cube.dim()), q.n, cube.dim(),
+                                       cube.power_of_two(), false, true);
+}
+}  // namespace
+
 const Algorithm kReduceRabenseifner{
     .name = "rabenseifner",
     .coll = Collective::reduce,
@@ -192,6 +201,7 @@ const Algorithm kReduceRabenseifner{
     .run = run_reduce_rabenseifner,
     .test = "bcast_reduce_test.ReduceRabenseifnerMatchesVersion3PlusGather",
     .written_share = written_share,
+    .exchange_share = exchange_share,
 };
 
 }  // namespace fabcoll::algorithms

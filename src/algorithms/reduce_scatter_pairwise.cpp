@@ -77,6 +77,7 @@ const Algorithm kReduceScatterPairwise{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.ReduceScatterPairwiseMatchesMpich",
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -72,6 +72,7 @@ const Algorithm kReduceScatterRing{
     .run = run,
     .test = "alltoall_test.ReduceScatterRingMatchesAlgorithm4_5",
     .written_share = ring_written_share,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

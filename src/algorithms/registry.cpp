@@ -55,6 +55,12 @@ CostModel Algorithm::costed(const CostQuery& q) const {
   if (m.written != 1 && written_share != nullptr)
     m.beta *= 1 + std::clamp(written_share(q), 0.0, 1.0) * (m.written - 1);
   m.written = 1;
+  if ((m.exchange_alpha != 1 || m.exchange_beta != 1) && exchange_share != nullptr) {
+    const double e = std::clamp(exchange_share(q), 0.0, 1.0);
+    m.alpha *= 1 + e * (m.exchange_alpha - 1);
+    m.beta *= 1 + e * (m.exchange_beta - 1);
+  }
+  m.exchange_alpha = m.exchange_beta = 1;
   return m;
 }
 

@@ -110,9 +110,19 @@ struct Algorithm {
   /// nullptr: f = 0, as if it sent input only. Checked against the sim, which tracks what each
   /// rank wrote (sim_cost_test.WrittenShareMatchesTheSim).
   double (*written_share)(const CostQuery& q) = nullptr;
+  /// The share e of its critical path (of the α and β terms of `cost`) spent in exchanges:
+  /// messages whose sender receives one at the same time (recursive doubling and halving, the
+  /// rings, the pairwise all-to-alls; a pipeline's relays). A rank that only sends or only
+  /// receives in a step (the trees, the fold of a surplus rank) is not exchanging. Depends on
+  /// p, on k for a pipelined algorithm, and on the strategy a hybrid runs. nullptr: e = 0.
+  /// Checked against the sim, which charges χ to a message whose sender or receiver has the
+  /// other port busy (sim_cost_test.ExchangeShareMatchesTheSim).
+  double (*exchange_share)(const CostQuery& q) = nullptr;
 
   /// q.m as this algorithm is costed: β raised to β(1 + f(ω − 1)) for the written share f of
-  /// its bytes (CostModel::written = ω), and ω then 1 (so costing twice changes nothing).
+  /// its bytes (CostModel::written = ω), then α and β to α(1 + e(χα − 1)) and β(1 + e(χβ − 1))
+  /// for its exchange share e (CostModel::exchange_alpha, exchange_beta = χα, χβ), and ω, χα
+  /// and χβ then 1 (so costing twice changes nothing).
   [[nodiscard]] CostModel costed(const CostQuery& q) const;
   /// cost(q) under costed(q): what the selector, the tables and the validation predict.
   [[nodiscard]] double predict(CostQuery q) const {

@@ -87,6 +87,7 @@ const Algorithm kScanHypercube{
     .run = run_scan,
     .test = "allreduce_scan_test.ScanHypercubeMatchesTheorem13_6",
     .written_share = written_all,
+    .exchange_share = exchange_all,
 };
 
 }  // namespace fabcoll::algorithms

@@ -35,6 +35,17 @@ struct CostModel {
   /// every byte costs β. An algorithm is costed with β raised by the share of its
   /// critical path's bytes that were written (Algorithm::written_share, Algorithm::costed).
   double written = 1;
+  /// χα and χβ: a message its sender sends while it also receives one (an exchange: the steps
+  /// of recursive doubling and halving, the rings, the pairwise all-to-alls, every rank sending
+  /// and receiving at once) costs χα·α + χβ·βn instead of α + βn. α and β are measured by a
+  /// one-way ping-pong, where a rank only sends or only receives at a time. Over the fabric a
+  /// core does both sides' work of an exchange (the kernel's TCP copies in and out), and on
+  /// this machine's sockets provider an exchange costs about 1.4 α and 2 β (fabcoll-calibrate's
+  /// exchange ping-pong); on shm both sides copy at once, each on its own core. 1: the texts'
+  /// model (full duplex, one port each way). An algorithm is costed with α and β raised by the
+  /// share of its critical path spent in exchanges (Algorithm::exchange_share).
+  double exchange_alpha = 1;
+  double exchange_beta = 1;
 
   [[nodiscard]] double send_overhead() const { return overhead >= 0 ? overhead : alpha; }
 };

@@ -105,4 +105,29 @@ inline double hybrid_written_share(Strategy s, double n, int d, bool pow2, bool 
   return total > 0 ? 1 - input / total : 0;
 }
 
+/// The exchange share (Algorithm::exchange_share) of an all-reduce or reduce by strategy s on
+/// 2^d ranks, the fold and the return as in hybrid_written_share: of the bytes of its β terms,
+/// those a rank sends while its partner sends to it. An all-reduce exchanges in every step (a
+/// halving step's n/2 each way, and n/2 each way back); a reduce (`gathers`) only in a halving
+/// step's first half (its second half is gathered to the root, one way), and an exchange step
+/// sends the whole vector one way, to the partner that goes on. The fold and the return go one
+/// way (a fold swapping halves too: in the sim its two halves cross one after the other,
+/// its share of exchanges 0.2–0.29 at p = 3 against 0.5 were the swap counted).
+inline double hybrid_exchange_share(Strategy s, double n, int d, bool pow2, bool returns,
+                                    bool gathers) {
+  if (!(n > 0)) return 0;
+  double total = 0, exchanged = 0;
+  double m = n;
+  for (int j = d - 1; j >= 0; --j) {
+    const bool halve = ((s >> j) & 1u) != 0;
+    total += m;
+    exchanged += !gathers ? m : halve ? m / 2 : 0;
+    if (halve) m /= 2;
+  }
+  if (!pow2) {
+    total += returns ? 2 * n : n;
+  }
+  return total > 0 ? exchanged / total : 0;
+}
+
 }  // namespace fabcoll::tuning

@@ -58,6 +58,8 @@ std::string to_json_text(const TuningFile& f) {
     // Only when measured: an absent key reads back as "not measured" (o = α).
     if (l.model.overhead >= 0) link["overhead"] = l.model.overhead;
     link["written"] = l.model.written;
+    link["exchange_alpha"] = l.model.exchange_alpha;
+    link["exchange_beta"] = l.model.exchange_beta;
     j["links"].push_back(std::move(link));
   }
   j["gamma"] = json::array();
@@ -140,6 +142,16 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
       if (!(p.model.written >= 1) || !std::isfinite(p.model.written)) {
         error = "link " + p.link_class + ": written must be a number >= 1";
         return std::nullopt;
+      }
+      // χα, χβ (optional, absent in files made before they were measured): 1, the texts' model.
+      p.model.exchange_alpha = l.value("exchange_alpha", 1.0);
+      p.model.exchange_beta = l.value("exchange_beta", 1.0);
+      for (const double x : {p.model.exchange_alpha, p.model.exchange_beta}) {
+        if (!(x >= kExchangeMin && x <= kExchangeMax)) {
+          error = "link " + p.link_class + ": exchange_alpha and exchange_beta must be numbers in [" +
+                  std::to_string(kExchangeMin) + ", " + std::to_string(kExchangeMax) + "]";
+          return std::nullopt;
+        }
       }
       if (p.local_ranks < 0) {
         error = "link " + p.link_class + ": negative local_ranks";

@@ -12,7 +12,10 @@
 //                  "overhead" (optional: the sender's time per message, LogP's o, in [0, alpha];
 //                  absent: not measured, o = alpha),
 //                  "written" (optional: ω, the cost per byte of data its sender wrote within
-//                  the collective as a multiple of beta, >= 1; absent: 1) } ],
+//                  the collective as a multiple of beta, >= 1; absent: 1),
+//                  "exchange_alpha", "exchange_beta" (optional: χα, χβ, what a message costs
+//                  while its sender also receives, as multiples of alpha and beta, in
+//                  [kExchangeMin, kExchangeMax]; absent: 1) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",
 //                "datatype": "byte", "gamma" }: δ, a local memcpy per byte),
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],
@@ -37,6 +40,10 @@
 namespace fabcoll::tuning {
 
 inline constexpr int kSchemaVersion = 2;
+/// The range χα and χβ (CostModel::exchange_alpha, exchange_beta) may take: an exchange at
+/// worst serialises both directions and a core's other work (4), at best overlaps them (1/4).
+inline constexpr double kExchangeMin = 0.25;
+inline constexpr double kExchangeMax = 4;
 /// The oldest schema this build still reads (older files are rejected with a notice).
 inline constexpr int kOldestSchemaVersion = 1;
 inline constexpr std::string_view kFormat = "fabcoll-tuning";

@@ -153,6 +153,61 @@ TEST(SimCost, WrittenShareMatchesTheSim) {
   EXPECT_GT(checked, 100);
 }
 
+TEST(SimCost, ExchangeShareMatchesTheSim) {
+  // The sim charges χ to a message whose sender receives, or whose receiver sends, while it is
+  // under way. With χα = χβ = 2 and γ = 0 the share e of the critical path spent in exchanges
+  // is (t_χ − t)/(t_2 − t), t_2 the time with α and β doubled. Exact formulas at p = 2^d;
+  // around a fold, and for the pipelines (whose relays overlap as their ranks fall into step),
+  // the shares are approximations: wider tolerances, and the hypercube prefixes are taken as
+  // all exchange (the sim: 0.5 at p = 5, 0.6 at p = 10).
+  const std::set<std::string> pipelined = {
+      "bcast/linear_pipeline", "bcast/pipelined_binary_tree", "bcast/two_tree",
+      "reduce/pipelined_binary_tree", "allreduce/two_tree", "scan/inorder_tree",
+      "exscan/inorder_tree"};
+  const std::set<std::string> prefix = {"scan/hypercube", "exscan/hypercube"};
+  const std::size_t block = 8192;
+  int checked = 0;
+  for (const Algorithm* alg : all_algorithms()) {
+    const std::string id = std::string(collective_name(alg->coll)) + "/" + std::string(alg->name);
+    for (const int p : {2, 3, 4, 5, 6, 7, 8, 10, 12, 16}) {
+      if (alg->needs_power_of_two && (p & (p - 1)) != 0) continue;
+      const bool pow2 = (p & (p - 1)) == 0;
+      for (const std::size_t k :
+           alg->optimal_k ? std::vector<std::size_t>{1, 2, 8, 32} : std::vector<std::size_t>{0}) {
+        CostModel base = kModel;
+        base.gamma = 0;
+        CostModel x = base;
+        x.exchange_alpha = x.exchange_beta = 2;
+        CostModel twice = base;
+        twice.alpha *= 2;
+        twice.beta *= 2;
+        const double t1 = run_for_cost(*alg, p, block, base, false, 0, k).finish_time;
+        const double tx = run_for_cost(*alg, p, block, x, false, 0, k).finish_time;
+        const double t2 = run_for_cost(*alg, p, block, twice, false, 0, k).finish_time;
+        const double sim_share = t2 > t1 ? (tx - t1) / (t2 - t1) : 0;
+        CostQuery q;
+        q.n = static_cast<double>(block);
+        q.p = p;
+        q.m = base;
+        q.k = static_cast<double>(k);
+        const double e = alg->exchange_share ? alg->exchange_share(q) : 0.0;
+        const double tol = pipelined.contains(id)                 ? 0.35
+                           : pow2                                 ? 0.02
+                           : prefix.contains(id) && (p == 5 || p == 10) ? 0.5
+                                                                  : 0.25;
+        EXPECT_NEAR(e, sim_share, tol) << id << " p=" << p << " k=" << k;
+        // And the costed model charges it: α(1 + e(χα − 1)), β(1 + e(χβ − 1)).
+        q.m = x;
+        EXPECT_DOUBLE_EQ(alg->costed(q).alpha, base.alpha * (1 + e));
+        EXPECT_DOUBLE_EQ(alg->costed(q).beta, base.beta * (1 + e));
+        EXPECT_EQ(alg->costed(q).exchange_beta, 1);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 300);
+}
+
 TEST(SimScale, PhantomBinomialBroadcastAt4096RanksIsFast) {
   const auto t0 = std::chrono::steady_clock::now();
   const sim::Stats st =

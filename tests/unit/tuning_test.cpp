@@ -710,6 +710,64 @@ TEST(TuningFile, WrittenFactorRoundTripsAndIsChecked) {
   }
 }
 
+TEST(TuningFile, ExchangeFactorsRoundTripAndAreChecked) {
+  TuningFile f = sample();
+  f.links[0].model.exchange_alpha = 1.375;
+  f.links[0].model.exchange_beta = 2.25;
+  const std::string text = to_json_text(f);
+  std::string err;
+  const auto g = parse_tuning(text, err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(to_json_text(*g), text);
+  EXPECT_EQ(model_for(*g, "shm").exchange_alpha, 1.375);
+  EXPECT_EQ(model_for(*g, "shm").exchange_beta, 2.25);
+  EXPECT_EQ(model_for(*g, "shm", 1 << 20).exchange_beta, 2.25);  // both segments
+  EXPECT_EQ(model_for(*g, "ofi/sockets").exchange_beta, 1);
+  // Absent (a file from before they were measured): 1.
+  for (const char* key : {"\"exchange_alpha\": 1.375", "\"exchange_beta\": 2.25"}) {
+    const auto pos = text.find(key);
+    ASSERT_NE(pos, std::string::npos) << text;
+    std::string without = text;
+    without.replace(pos, std::string(key).size(), "\"r2_more\": 1.0");
+    const auto h = parse_tuning(without, err);
+    ASSERT_TRUE(h) << err;
+    EXPECT_TRUE(model_for(*h, "shm").exchange_alpha == 1 || model_for(*h, "shm").exchange_beta == 1);
+    for (const char* bad : {"0.1", "\"x\"", "-1.0", "9.0"}) {
+      std::string b = text;
+      b.replace(pos, std::string(key).size(),
+                std::string(key).substr(0, std::string(key).find(':') + 2) + bad);
+      EXPECT_FALSE(parse_tuning(b, err)) << b;
+      if (bad[0] != '"')
+        EXPECT_NE(err.find("exchange_alpha and exchange_beta"), std::string::npos) << err;
+    }
+  }
+}
+
+// With χ measured, an algorithm is charged for the share of its critical path spent in
+// exchanges. At p = 4 van de Geijn's scatter + all-gather (half its bytes exchanged) beats the
+// binomial tree on large messages under the texts' model and loses when exchanges cost twice
+// the β (as on this machine's sockets provider: 2.1–2.9 in fabcoll-calibrate's exchange
+// ping-pong).
+TEST(Crossover, ExchangeCostMovesTheBcastChoiceAtP4) {
+  CostModel m{1e-5, 1.7e-10, 2.5e-11};
+  const Algorithm* bin = find_algorithm(Collective::bcast, "binomial");
+  const Algorithm* sag = find_algorithm(Collective::bcast, "scatter_allgather");
+  ASSERT_NE(bin, nullptr);
+  ASSERT_NE(sag, nullptr);
+  const double n = 1 << 22;
+  EXPECT_LT(algorithm_cost(*sag, n, 4, m), algorithm_cost(*bin, n, 4, m));
+  m.exchange_alpha = 1.4;
+  m.exchange_beta = 2;
+  EXPECT_GT(algorithm_cost(*sag, n, 4, m), algorithm_cost(*bin, n, 4, m));
+  // Binomial has no exchange: its cost is unchanged, 2(α + βn).
+  EXPECT_DOUBLE_EQ(algorithm_cost(*bin, n, 4, m), 2 * (m.alpha + m.beta * n));
+  // Recursive doubling exchanges in every step: d(χα α + χβ βn + γn).
+  const Algorithm* rd = find_algorithm(Collective::allreduce, "recursive_doubling");
+  ASSERT_NE(rd, nullptr);
+  EXPECT_DOUBLE_EQ(algorithm_cost(*rd, n, 4, m),
+                   2 * (1.4 * m.alpha + 2 * m.beta * n + m.gamma * n));
+}
+
 // With ω measured, the selector charges Rabenseifner's written half at p = 2 (f = 1/2) and
 // recursive doubling nothing (it sends its input only): on a link where written data costs
 // twice as much, recursive doubling wins at every size, as measured on this machine (p = 2,

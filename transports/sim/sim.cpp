@@ -77,7 +77,12 @@ void World::post_send(int src, PostedOp* op) {
     stats_.bytes_written_sent[static_cast<std::size_t>(src)] += w;
     bytes += (model_.written - 1) * static_cast<double>(w);
   }
-  const double end = start + model_.alpha + model_.beta * bytes;
+  // An exchange: the sender receives, or the receiver sends, while this message is under way
+  // (CostModel::exchange_alpha, exchange_beta). Seen as the second message of a pair is posted,
+  // so the pair's step ends when that one does.
+  const bool exchange = recv_free_[src] > start || send_free_[dst] > start;
+  const double end = start + (exchange ? model_.exchange_alpha : 1.0) * model_.alpha +
+                     (exchange ? model_.exchange_beta : 1.0) * model_.beta * bytes;
   send_free_[src] = end;
   recv_free_[dst] = end;
   stats_.messages_sent[src] += 1;

@@ -2,7 +2,9 @@
 //
 // Model (the texts' model): a message of n bytes costs α + βn (when ω = CostModel::written is
 // not 1: the w of its bytes that its sender wrote within the run cost βω each, α + β(n − w) +
-// βωw; the sim tracks what each rank wrote); each rank sends at most one
+// βωw; the sim tracks what each rank wrote; when χα, χβ = CostModel::exchange_alpha, _beta are
+// not 1, a message whose sender is receiving, or whose receiver is sending, while it is under
+// way costs χα·α + χβ·β·n: an exchange); each rank sends at most one
 // message and receives at most one at a time (one-port, full duplex); combining n bytes costs
 // γn. A send posted at virtual time t starts at max(t, sender's port free, receiver's port
 // free) and occupies both ports until it ends. Real bytes move (results can be checked), or,

@@ -737,8 +737,9 @@ TEST(TuningFile, ExchangeFactorsRoundTripAndAreChecked) {
       b.replace(pos, std::string(key).size(),
                 std::string(key).substr(0, std::string(key).find(':') + 2) + bad);
       EXPECT_FALSE(parse_tuning(b, err)) << b;
-      if (bad[0] != '"')
+      if (bad[0] != '"') {
         EXPECT_NE(err.find("exchange_alpha and exchange_beta"), std::string::npos) << err;
+      }
     }
   }
 }

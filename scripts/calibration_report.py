@@ -64,6 +64,13 @@ def plot_pingpong(d, tuning):
         if written:
             ax.scatter([n for n, _ in written], [t * 1e6 for _, t in written], s=18, marker="x",
                        label=f"{cls}: bounced medians (ω={link.get('written', 1):.2f})")
+        # The exchanges (both ranks sending at once) that give χα, χβ.
+        exch = [(float(r["n"]), float(r["t"])) for r in rows
+                if r["link"] == cls and r["kind"] == "exchange_median"]
+        if exch:
+            ax.scatter([n for n, _ in exch], [t * 1e6 for _, t in exch], s=18, marker="+",
+                       label=(f"{cls}: exchange medians (χα={link.get('exchange_alpha', 1):.2f}, "
+                              f"χβ={link.get('exchange_beta', 1):.2f})"))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("message size (bytes)")

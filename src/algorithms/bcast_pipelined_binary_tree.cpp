@@ -74,9 +74,13 @@ double cost(const CostQuery& q) {
   const double k = q.k >= 1 ? q.k : 1;
   const int L = height(q.p);
   if (q.p <= 1) return 0;
+  // p = 2: the tree is one edge, and the k packets cross it one after another (exact; the
+  // lemma's bound, for a tree whose inner nodes send every packet twice, is twice this and more).
+  if (q.p == 2) return k * (q.m.alpha + q.m.beta * std::ceil(q.n / k));
   return (2 * L + 3 * (k - 1)) * (q.m.alpha + q.m.beta * std::ceil(q.n / k));
 }
 double optimal_k(const CostQuery& q) {
+  if (q.p <= 2) return 1;  // one edge: packets only add α
   const int L = height(q.p);
   const double k = std::sqrt(q.m.beta * q.n * (2 * L - 3) / (3 * q.m.alpha));
   return k >= 2 ? k : 1;  // Lemma 13.2: the calculus optimum "if this value is ≥ 2"
@@ -110,7 +114,9 @@ const Algorithm kBcastPipelinedBinaryTree{
     .name = "pipelined_binary_tree",
     .coll = Collective::bcast,
     .reference = "Sanders et al. §13.1.2–13.1.3, Lemma 13.2, Thm 13.3, Fig. 13.5",
-    .formula = "(2L + 3(k-1))(α + β⌈n/k⌉), L = ⌊log p⌋, k* = √(βn(2L-3)/3α)",
+    .formula =
+        "(2L + 3(k-1))(α + β⌈n/k⌉), L = ⌊log p⌋, k* = √(βn(2L-3)/3α); p = 2: k(α + β⌈n/k⌉), "
+        "k* = 1",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

@@ -43,6 +43,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "algorithms/registry.hpp"
@@ -169,6 +170,10 @@ struct PingPong {
   // The same ping-pong bouncing one buffer (measure_pingpong's bounce_from; rank 0 only).
   std::vector<tuning::Point> written_medians;
   std::vector<tuning::Point> written_all;
+  // One exchange per repetition, both ranks sending n bytes to each other at once (quiet pair
+  // only; rank 0's times): what χα, χβ are measured from.
+  std::vector<tuning::Point> exchange_medians;
+  std::vector<tuning::Point> exchange_all;
 };
 
 int pingpong_reps(double n, bool quick) {
@@ -185,6 +190,9 @@ std::vector<double> pingpong_sizes(bool quick) {
 
 /// The smallest size at which ω is measured: below it a message's time is mostly α.
 constexpr double kWrittenFrom = 16384;
+/// χα is measured up to this size, χβ from the other (exchange_factors).
+constexpr double kExchangeAlphaTo = 512;
+constexpr double kExchangeBetaFrom = 65536;
 
 /// Ping-pong times per size. quiet: ranks 0 and 1 alone, the others asleep in a barrier (each
 /// rank of the pair has a core of its own when the node has two). all_pairs: every rank at once,
@@ -243,20 +251,46 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
         }
       };
       const bool both = !all_pairs && bounce_from > 0 && n >= bounce_from;
+      // χ: right after each untouched round trip, one exchange (quiet pair only).
+      const bool exch = !all_pairs;
+      const auto round_trip_bytes = [&](std::size_t b) {
+        check(fc_bcast(buf.data(), b, FC_BYTE, 0, pair), "bcast");
+        check(fc_bcast(buf2.data(), b, FC_BYTE, 1, pair), "bcast");
+      };
       for (int w = 0; w < 2; ++w) {
         round_trip(false);
         if (both) round_trip(true);
+        if (exch) {
+          exchange(bytes);
+          round_trip_bytes(8);
+        }
       }
       const auto timed = [&](bool bounce) {
         const double t0 = now();
         round_trip(bounce);
         return (now() - t0) / 2;
       };
-      std::vector<double> ts, ws;
+      std::vector<double> ts, ws, xs;
       for (int r = 0; r < reps; ++r) {
         const double t = timed(false);
         ts.push_back(t);
         if (rank == 0) out.all.push_back({n, t});
+        if (exch) {
+          // Back to back, as the steps of recursive doubling: each rank starts its next
+          // exchange as its last one ends, and the two fall into step. One exchange alone
+          // is timed short: the rank that left the round trip first has sent before the other
+          // starts its clock (8 B: 12 µs against 20 µs one way on sockets).
+          const int chain = n < kExchangeBetaFrom ? 8 : 4;
+          const double t0 = now();
+          for (int c = 0; c < chain; ++c) exchange(bytes);
+          const double x = (now() - t0) / chain;
+          xs.push_back(x);
+          if (rank == 0) out.exchange_all.push_back({n, x});
+          // Either rank may leave its exchange while the other still receives: an 8-byte round
+          // trip ends both before the next one is timed (without it, on sockets, the untouched
+          // round trips that followed took up to 2.5 times as long at 1 MiB).
+          round_trip_bytes(8);
+        }
         if (!both) continue;
         const double w = timed(true);
         ws.push_back(w);
@@ -264,6 +298,7 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
       }
       if (rank % 2 == 0) medians[s] = median(ts) / pairs;
       if (rank == 0 && both) out.written_medians.push_back({n, median(ws)});
+      if (rank == 0 && exch) out.exchange_medians.push_back({n, median(xs)});
       prog.advance(1);
     }
     check(fc_comm_free(&pair), "comm_free");
@@ -309,6 +344,34 @@ double written_factor(const tuning::PiecewiseFit& pf, const std::vector<tuning::
     }
   }
   return ratios.empty() ? 1.0 : std::clamp(median(ratios), 1.0, 10.0);
+}
+
+/// χα, χβ (CostModel::exchange_alpha, exchange_beta) from the one-way ping-pong (`oneway`, the
+/// fit's points) and the exchanges timed beside it (`exch`, both ranks sending n bytes at once):
+/// χα the median of t_exchange / t_one-way over the sizes up to kExchangeAlphaTo (where α is
+/// most of a message), χβ the median of (t_exchange − χα α)/(t_one-way − α) from
+/// kExchangeBetaFrom up (α of the fitted segment at each size); both within
+/// [tuning::kExchangeMin, kExchangeMax]. {1, 1} without exchanges.
+std::pair<double, double> exchange_factors(const tuning::PiecewiseFit& pf,
+                                           const std::vector<tuning::Point>& oneway,
+                                           const std::vector<tuning::Point>& exch) {
+  std::vector<double> ra, rb;
+  for (const auto& x : exch)
+    for (const auto& c : oneway)
+      if (c.n == x.n && x.n <= kExchangeAlphaTo && c.t > 0) ra.push_back(x.t / c.t);
+  const auto clamp = [](double v) {
+    return std::clamp(v, tuning::kExchangeMin, tuning::kExchangeMax);
+  };
+  const double xa = ra.empty() ? 1.0 : clamp(median(ra));
+  for (const auto& x : exch) {
+    if (x.n < kExchangeBetaFrom) continue;
+    for (const auto& c : oneway) {
+      if (c.n != x.n) continue;
+      const double a = pf.segment(c.n).alpha;
+      if (c.t - a > 0 && x.t - xa * a > 0) rb.push_back((x.t - xa * a) / (c.t - a));
+    }
+  }
+  return {xa, rb.empty() ? 1.0 : clamp(median(rb))};
 }
 
 /// The sender's overhead o (LogP's o; CostModel::overhead): the sender's own time per message,
@@ -653,8 +716,9 @@ int main(int argc, char** argv) {
   file.machine = tuning::this_machine(prov != nullptr ? prov : "");
   // Every rank needs the fit (all must agree on tables and packet counts): rank 0 fits and
   // broadcasts the few numbers.
-  double fitted[11] = {};
+  double fitted[13] = {};
   fitted[10] = 1;  // ω: not measured (layout > 0)
+  fitted[11] = fitted[12] = 1;  // χα, χβ: not measured (layout > 0: the pairs exchange already)
   if (rank == 0) {
     prog.phase("2/5 fit");
     tuning::PiecewiseFit pf = tuning::fit_piecewise(pp.medians);
@@ -688,6 +752,10 @@ int main(int argc, char** argv) {
     // ω from the bounced round trips (quiet layout; 1 otherwise, see above).
     if (!pp.written_medians.empty())
       fitted[10] = written_factor(pf, pp.medians, pp.written_medians);
+    // χα, χβ from the exchanges (quiet layout; with ranks sharing cores the pairs' ping-pong
+    // is itself an exchange when --all-pairs=exchange, and 1 otherwise).
+    if (!pp.exchange_medians.empty())
+      std::tie(fitted[11], fitted[12]) = exchange_factors(pf, pp.medians, pp.exchange_medians);
     // o in [0, α]: the model's o is the part of a message's α that occupies its sender, so
     // o > α (timer noise, or a call's fixed cost above the one-way latency) is meaningless.
     fitted[8] = std::clamp(o_measured, 0.0, fitted[0]);
@@ -708,11 +776,13 @@ int main(int argc, char** argv) {
   } else {
     idle_barrier(world);
   }
-  check(fc_bcast(fitted, 11, FC_DOUBLE, 0, world), "bcast");
+  check(fc_bcast(fitted, 13, FC_DOUBLE, 0, world), "bcast");
   tuning::LinkParams lp;
   lp.link_class = link;
   lp.model = {fitted[0], fitted[1], fitted[7], fitted[8]};
   lp.model.written = fitted[10];
+  lp.model.exchange_alpha = fitted[11];
+  lp.model.exchange_beta = fitted[12];
   lp.break_bytes = fitted[2];
   lp.alpha_above = fitted[3];
   lp.beta_above = fitted[4];
@@ -953,9 +1023,9 @@ int main(int argc, char** argv) {
                 quick ? " (--quick)" : "");
     std::printf(
         "link %s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), o = %.3g s, R^2 = %.4f, "
-        "written data x%.2f",
+        "written data x%.2f, exchanges x%.2f alpha x%.2f beta",
         link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.model.overhead, lp.r2,
-        lp.model.written);
+        lp.model.written, lp.model.exchange_alpha, lp.model.exchange_beta);
     if (lp.break_bytes > 0)
       std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
                   lp.alpha_above, lp.beta_above);
@@ -1031,6 +1101,10 @@ int main(int argc, char** argv) {
           csv << link << ',' << pt.n << ',' << pt.t << ",written\n";
         for (const auto& pt : pp.written_medians)
           csv << link << ',' << pt.n << ',' << pt.t << ",written_median\n";
+        for (const auto& pt : pp.exchange_all)
+          csv << link << ',' << pt.n << ',' << pt.t << ",exchange\n";
+        for (const auto& pt : pp.exchange_medians)
+          csv << link << ',' << pt.n << ',' << pt.t << ",exchange_median\n";
       }
       {
         std::ofstream csv(report_dir + "/gamma.csv");
@@ -1051,21 +1125,29 @@ int main(int argc, char** argv) {
          << ". p = " << p << ", link class `" << link << "`" << (quick ? ", `--quick`" : "")
          << ".\n\n"
          << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | o (µs) | R² | "
-            "break (B) | α above (µs) | β above (ns/B) | ω (written data) |\n| --- | --- | --- | "
-            "--- | --- | --- | --- | --- | --- | --- |\n"
+            "break (B) | α above (µs) | β above (ns/B) | ω (written data) | χα, χβ (exchanges) "
+            "|\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
          << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores) + ")" : "") << " | "
          << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9) << " | "
          << fmt("%.2f", 1e-9 / lp.model.beta) << " | " << fmt("%.3f", lp.model.overhead * 1e6)
          << " | " << fmt("%.4f", lp.r2) << " | "
          << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9) << " | "
-         << fmt("%.2f", lp.model.written)
+         << fmt("%.2f", lp.model.written) << " | " << fmt("%.2f", lp.model.exchange_alpha) << ", "
+         << fmt("%.2f", lp.model.exchange_beta)
          << " |\n\nω: data its sender wrote within the collective (received, combined, "
             "copied) costs βω per byte; measured by the ping-pong bouncing a buffer, each "
             "round trip right after an untouched one, from "
          << fmt("%.0f", kWrittenFrom) << " B up to below " << fmt("%.0f", written_sizes_end())
          << " B (a core's L2 cache; pingpong.csv, kind `written`): the median ratio of its β "
-            "time to the untouched ping-pong's.\n\n![ping-pong](pingpong.png)\n\n## Reduction "
+            "time to the untouched ping-pong's.\n\nχα, χβ: a message its sender sends while "
+            "it receives one (an exchange: recursive doubling, halving, the rings) costs "
+            "χα·α + χβ·βn; measured by an exchange (both ranks sending n bytes at once) timed "
+            "after each untouched round trip (pingpong.csv, kind `exchange`): χα the median "
+            "ratio of exchange to one-way time up to "
+         << fmt("%.0f", kExchangeAlphaTo) << " B, χβ the median ratio of their β times from "
+         << fmt("%.0f", kExchangeBetaFrom)
+         << " B up.\n\n![ping-pong](pingpong.png)\n\n## Reduction "
             "kernels (γ)\n\n| "
             "op | datatype | "
             "γ (ns/B) |\n| --- | --- | --- |\n";

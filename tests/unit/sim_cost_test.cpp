@@ -208,6 +208,34 @@ TEST(SimCost, ExchangeShareMatchesTheSim) {
   EXPECT_GT(checked, 300);
 }
 
+// At p = 2 the trees of the pipelined algorithms are a single edge, and their costs are exact
+// (the texts' bounds are for trees whose inner nodes forward every packet: 2 to 5.7 times the
+// time at p = 2), so that a prediction at p = 2 is what runs.
+TEST(SimCost, PipelinedTreesAreExactAtP2) {
+  const CostModel m = kModel;
+  for (const std::size_t k : {1u, 2u, 4u, 16u}) {
+    for (const std::size_t bytes : {8192u, 65536u}) {
+      const double s = static_cast<double>(bytes) / static_cast<double>(k);
+      const double edge = static_cast<double>(k) * (m.alpha + m.beta * s);
+      const std::pair<const Algorithm*, double> cases[] = {
+          {&algorithms::kBcastPipelinedBinaryTree, edge},
+          {&algorithms::kReducePipelinedBinaryTree, edge + m.gamma * s},
+          {&algorithms::kAllreduceTwoTree, 2 * edge + m.gamma * s},
+      };
+      for (const auto& [alg, expect] : cases) {
+        const sim::Stats st = run_for_cost(*alg, 2, bytes, m, false, 0, k);
+        EXPECT_EQ(st.finish_time, expect) << alg->name << " k=" << k << " n=" << bytes;
+        CostQuery q;
+        q.n = static_cast<double>(bytes);
+        q.p = 2;
+        q.m = m;
+        q.k = static_cast<double>(k);
+        EXPECT_EQ(alg->cost(q), expect) << alg->name << " k=" << k << " n=" << bytes;
+      }
+    }
+  }
+}
+
 TEST(SimScale, PhantomBinomialBroadcastAt4096RanksIsFast) {
   const auto t0 = std::chrono::steady_clock::now();
   const sim::Stats st =

@@ -437,8 +437,8 @@ TEST(Crossover, SegmentKCostsPacketsWithTheirOwnSegment) {
   const CostModel above{1e-9, 2.2006e-9, 2.29012e-11};
   const double brk = 1048576;
   const double n = 1048576;
-  EXPECT_GT(selector_k(*tt, n, 2, above), 1000);  // what the validation forced before
-  const PacketChoice c = segment_k(*tt, n, 2, below, above, brk);
+  EXPECT_GT(selector_k(*tt, n, 4, above), 1000);  // what the validation forced before
+  const PacketChoice c = segment_k(*tt, n, 4, below, above, brk);
   EXPECT_EQ(c.k, 1);
   EXPECT_EQ(c.m.alpha, above.alpha);  // one packet of 1 MiB: above the break
   // Brute force: no packet count does better (1%: the selectors round a formula's k*) with its
@@ -464,10 +464,10 @@ TEST(Crossover, SegmentKCostsPacketsWithTheirOwnSegment) {
   const CostModel big_above{1e-4, 1e-10, 5e-11};
   const double n2 = 16.0 * 1048576;
   const double brk2 = 65536;
-  const PacketChoice c2 = segment_k(*tt, n2, 2, quiet, big_above, brk2);
+  const PacketChoice c2 = segment_k(*tt, n2, 4, quiet, big_above, brk2);
   EXPECT_GT(c2.k, 1);
   EXPECT_GE(std::ceil(n2 / c2.k), brk2);
-  EXPECT_EQ(c2.k, selector_k(*tt, n2, 2, big_above));
+  EXPECT_EQ(c2.k, selector_k(*tt, n2, 4, big_above));
   for (const int p : {2, 3, 4, 7, 16}) {
     for (const auto& [bytes, b, lo, hi] :
          {std::tuple{n, brk, below, above}, std::tuple{n2, brk2, quiet, big_above},

@@ -163,7 +163,8 @@ assert all(r["rounds"] == min(int(sys.argv[2]), r["iterations"]) for r in d["res
     if "$run" -n 2 --timeout 60 --transport shm -- "$bench" --compare-bare --max 8 >"$work/out" 2>"$work/err"; then
       fail "--compare-bare on the shm transport was accepted"
     fi
-    grep -q "needs the fabric path" "$work/err" || fail "no message for --compare-bare without the fabric path"
+    grep -q "needs the fabric path" "$work/err" ||
+      { cat "$work/err" >&2; fail "no message for --compare-bare without the fabric path"; }
     echo "pingpong ok"
     ;;
   pingpong-mpi)

@@ -836,16 +836,21 @@ int main(int argc, char** argv) {
           fq.n = n;
           fq.p = p;
           fq.m = lp.model;
-          train.push_back({ua, ub, uc, t, alg->written_share ? alg->written_share(fq) : 0.0});
+          train.push_back({ua, ub, uc, t, alg->written_share ? alg->written_share(fq) : 0.0,
+                           alg->exchange_share ? alg->exchange_share(fq) : 0.0});
         }
       }
     }
-    // ω with α, β: the collectives' own written share (each point's f) tells it apart from β.
-    const tuning::WrittenFit wf = tuning::fit_cost_points_written(train);
+    // ω and χ with α, β: the collectives' own written and exchange shares (each point's f and
+    // e) tell them apart from β (one χ for α and β: the pairs' exchanges cannot be compared
+    // with a one-way ping-pong here).
+    const tuning::WrittenFit wf = tuning::fit_cost_points_written(train, 10, tuning::kExchangeMin,
+                                                                  tuning::kExchangeMax);
     const tuning::LinearFit& cf = wf.fit;
     lp.model.alpha = std::max(1e-9, cf.alpha);
     lp.model.beta = std::max(1e-13, cf.beta);
     lp.model.written = wf.omega;
+    lp.model.exchange_alpha = lp.model.exchange_beta = wf.chi;
     lp.break_bytes = 0;
     lp.alpha_above = lp.model.alpha;
     lp.beta_above = lp.model.beta;

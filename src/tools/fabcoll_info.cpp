@@ -98,8 +98,12 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
       "# data its sender wrote within the collective (received, combined, copied) costs %.2f "
       "beta a byte; 'written' is the share f of each algorithm's bytes that carry it\n",
       m.written);
-  std::printf("%-24s %14s %10s %8s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment",
-              "written", "note");
+  std::printf(
+      "# a message its sender sends while it receives one (an exchange) costs %.2f alpha + "
+      "%.2f beta a byte; 'exchange' is the share e of each algorithm's critical path in them\n",
+      m.exchange_alpha, m.exchange_beta);
+  std::printf("%-24s %14s %10s %8s %8s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment",
+              "written", "exchange", "note");
   const Algorithm* chosen = nullptr;
   try {
     chosen = &fabcoll::select_algorithm(comm, args);
@@ -118,10 +122,10 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     q.p = p;
     q.m = sc.above ? link.above : link.below;
     q.k = a->optimal_k != nullptr ? static_cast<double>(sc.packets) : 0;
-    std::printf("%-24s %14.3f %10zu %8s %8.3f  %s\n", text(a->name).c_str(),
+    std::printf("%-24s %14.3f %10zu %8s %8.3f %8.3f  %s\n", text(a->name).c_str(),
                 fabcoll::predicted_cost(comm, *a, args) * 1e6, sc.packets,
                 sc.above ? "above" : "below", a->written_share ? a->written_share(q) : 0.0,
-                note.c_str());
+                a->exchange_share ? a->exchange_share(q) : 0.0, note.c_str());
   }
   return 0;
 }

@@ -199,20 +199,36 @@ double median_abs(std::span<const double> xs) {
   return m;
 }
 
-WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega) {
+WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega,
+                                   double chi_lo, double chi_hi) {
   WrittenFit best;
   bool have = false;
   std::vector<CostPoint> scaled(pts.begin(), pts.end());
   const int steps = static_cast<int>(std::floor((std::max(1.0, max_omega) - 1) / 0.05 + 1e-9));
-  for (int i = 0; i <= steps; ++i) {
-    const double omega = 1 + 0.05 * i;
-    for (std::size_t j = 0; j < pts.size(); ++j)
-      scaled[j].b = pts[j].b * (1 + pts[j].f * (omega - 1));
-    LinearFit f = fit_cost_points(scaled);
-    if (!have || f.sse < best.fit.sse * (1 - 1e-12)) {
-      best.fit = std::move(f);
-      best.omega = omega;
-      have = true;
+  // χ: 1 first, then outwards (nearest 1 wins a tie).
+  std::vector<double> chis = {1.0};
+  for (int i = 1;; ++i) {
+    const double up = 1 + 0.05 * i, down = 1 - 0.05 * i;
+    const bool has_up = up <= chi_hi + 1e-9, has_down = down >= chi_lo - 1e-9;
+    if (!has_up && !has_down) break;
+    if (has_up) chis.push_back(up);
+    if (has_down) chis.push_back(down);
+  }
+  for (const double chi : chis) {
+    for (int i = 0; i <= steps; ++i) {
+      const double omega = 1 + 0.05 * i;
+      for (std::size_t j = 0; j < pts.size(); ++j) {
+        const double x = 1 + pts[j].e * (chi - 1);
+        scaled[j].a = pts[j].a * x;
+        scaled[j].b = pts[j].b * (1 + pts[j].f * (omega - 1)) * x;
+      }
+      LinearFit f = fit_cost_points(scaled);
+      if (!have || f.sse < best.fit.sse * (1 - 1e-12)) {
+        best.fit = std::move(f);
+        best.omega = omega;
+        best.chi = chi;
+        have = true;
+      }
     }
   }
   return best;

@@ -94,6 +94,7 @@ struct CostPoint {
   double c = 0;
   double t = 0;
   double f = 0;  // the share of b that moves written data (Algorithm::written_share)
+  double e = 0;  // the share of a and b spent in exchanges (Algorithm::exchange_share)
 };
 
 /// α, β of the collectives themselves: weighted (relative) least squares of t − c ≈ a α + b β
@@ -107,12 +108,17 @@ LinearFit fit_cost_points(std::span<const CostPoint> pts);
 /// fit_cost_points with ω (CostModel::written) as a third parameter: each point's β bytes
 /// become b(1 + f(ω − 1)). Profile fit: for every ω of a grid over [1, max_omega] (steps of
 /// 0.05) α, β are fitted as above; the ω of least weighted SSE wins (the smallest on a tie, so
-/// points with f = 0 everywhere give ω = 1).
+/// points with f = 0 everywhere give ω = 1). With chi_lo < chi_hi, χ (one factor for both
+/// CostModel::exchange_alpha and exchange_beta) is a fourth: a becomes a(1 + e(χ − 1)) and b
+/// b(1 + f(ω − 1))(1 + e(χ − 1)), profiled over a grid of [chi_lo, chi_hi] in steps of 0.05
+/// (on a tie the χ nearest 1, so points with e = 0 everywhere give χ = 1).
 struct WrittenFit {
   LinearFit fit;
   double omega = 1;
+  double chi = 1;
 };
-WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega = 10);
+WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega = 10,
+                                   double chi_lo = 1, double chi_hi = 1);
 
 /// Median of |x| over xs (0 for none).
 double median_abs(std::span<const double> xs);

@@ -21,4 +21,5 @@ fi
 if [[ -s $work/notice ]]; then echo "unexpected notice:"; cat "$work/notice"; exit 1; fi
 grep -q "tuning file" "$work/explain"
 grep -q "CHOSEN" "$work/explain"
+grep -q "exchange" "$work/explain"
 echo "calibrate_smoke: ok"; grep -E "^link|^median" "$work/out"

@@ -258,6 +258,46 @@ TEST(Fit, CostPointsRecoverTheWrittenFactor) {
   }
 }
 
+// χ with ω: the collectives of the oversubscribed fit (bcast, all-reduce, all-gather at p = 4)
+// mix algorithms that never exchange (binomial, naive, reduce + bcast), half (scatter +
+// all-gather) and always (recursive doubling, Rabenseifner, rings), so χ comes back too.
+TEST(Fit, CostPointsRecoverTheExchangeFactor) {
+  for (const auto& [omega, chi] : {std::pair{1.0, 1.0}, std::pair{2.5, 1.6}, std::pair{1.5, 0.8}}) {
+    CostModel truth{8e-6, 3e-10, 5e-11};
+    truth.written = omega;
+    truth.exchange_alpha = truth.exchange_beta = chi;
+    std::vector<CostPoint> pts;
+    for (const Algorithm* alg : all_algorithms()) {
+      if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+      if (alg->coll != Collective::bcast && alg->coll != Collective::allreduce &&
+          alg->coll != Collective::allgather)
+        continue;
+      for (double n : {64.0, 2048.0, 32768.0, 393216.0}) {
+        double a = 0, b = 0, c = 0;
+        if (!linear_cost_terms(*alg, n, 4, truth, a, b, c)) continue;
+        CostQuery q;
+        q.n = n;
+        q.p = 4;
+        q.k = 1;
+        q.m = truth;
+        const double f = alg->written_share ? alg->written_share(q) : 0.0;
+        const double e = alg->exchange_share ? alg->exchange_share(q) : 0.0;
+        pts.push_back({a, b, c, alg->predict(q), f, e});
+      }
+    }
+    ASSERT_GE(pts.size(), 12u);
+    const WrittenFit wf = fit_cost_points_written(pts, 10, 0.5, 3);
+    EXPECT_NEAR(wf.chi, chi, 1e-9) << omega;
+    EXPECT_NEAR(wf.omega, omega, 1e-9) << chi;
+    EXPECT_NEAR(wf.fit.alpha / truth.alpha, 1.0, 1e-6);
+    EXPECT_NEAR(wf.fit.beta / truth.beta, 1.0, 1e-6);
+    // Without χ in the fit (χ held at 1) the exchanges are charged to α, β and ω instead.
+    if (chi != 1) {
+      EXPECT_GT(fit_cost_points_written(pts).fit.sse, wf.fit.sse * 100);
+    }
+  }
+}
+
 // With a measured sender overhead o the o terms are known, like the γ term: they go into c,
 // and α, β come back from times that carry them. Unmeasured (o = α) they count as α rounds.
 TEST(Fit, CostPointsWithMeasuredOverhead) {

@@ -1,6 +1,7 @@
 #include "algorithms/registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace fabcoll {
@@ -50,16 +51,42 @@ std::span<const Algorithm* const> all_algorithms() {
   return all;
 }
 
-CostModel Algorithm::costed(const CostQuery& q) const {
+double Algorithm::mean_message(const CostQuery& q0) const {
+  if (message_bytes != nullptr) return message_bytes(q0);
+  CostQuery q = q0;
+  const CostModel& m = q0.m;
+  const double t = cost(q);
+  // Relative steps: the terms are linear in α and β wherever the formula does not switch
+  // strategy, and a step of 1e-4 of a term is far above rounding (t is at most ~1e4 of a term).
+  const double da = std::max(m.alpha, 1e-9) * 1e-4;
+  const double db = std::max(m.beta, 1e-15) * 1e-4;
+  q.m.alpha = m.alpha + da;
+  const double latencies = (cost(q) - t) / da;
+  q.m.alpha = m.alpha;
+  q.m.beta = m.beta + db;
+  const double bytes = (cost(q) - t) / db;
+  if (!(latencies > 0.5) || !(bytes >= 0)) return q0.n;  // no message latency: the whole size
+  // Messages are whole bytes: a size that the finite differences put a rounding error away
+  // from an integer is that integer (the hypercube all-to-all's np/2 at a break of np/2).
+  const double mean = bytes / latencies;
+  const double whole = std::round(mean);
+  return std::fabs(mean - whole) <= 1e-6 * std::max(1.0, mean) ? whole : mean;
+}
+
+CostModel Algorithm::costed(const CostQuery& q0) const {
+  // The query the shares see: ω off below the pull threshold (see the declaration), so that a
+  // hybrid's strategy (a fixed point over its shares) is the one it runs with.
+  CostQuery q = q0;
+  if (q.m.written != 1 && q.m.pull_bytes > 0 && mean_message(q) < q.m.pull_bytes) q.m.written = 1;
   CostModel m = q.m;
   if (m.written != 1 && written_share != nullptr)
     m.beta *= 1 + std::clamp(written_share(q), 0.0, 1.0) * (m.written - 1);
-  m.written = 1;
   if ((m.exchange_alpha != 1 || m.exchange_beta != 1) && exchange_share != nullptr) {
     const double e = std::clamp(exchange_share(q), 0.0, 1.0);
     m.alpha *= 1 + e * (m.exchange_alpha - 1);
     m.beta *= 1 + e * (m.exchange_beta - 1);
   }
+  m.written = 1;
   m.exchange_alpha = m.exchange_beta = 1;
   return m;
 }

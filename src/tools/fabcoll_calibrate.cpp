@@ -704,9 +704,13 @@ int main(int argc, char** argv) {
 
   // 1-2: ping-pong and fit.
   prog.phase("1/5 ping-pong");
-  // ω's bounced ping-pong rides along from kWrittenFrom up (quiet layout only).
+  // ω's bounced ping-pong rides along from kWrittenFrom up (quiet layout only), on shm from
+  // the single-copy threshold: below it messages go through rings whose cells the sender
+  // writes anyway, and the model charges ω only from there (Algorithm::costed).
+  const double written_from =
+      std::max(kWrittenFrom, link == "shm" ? fabcoll::shm::pull_bytes_from_environment() : 0.0);
   const PingPong pp = measure_pingpong(world, rank, p, layout > 0, all_pairs == "exchange", quick,
-                                       prog, kWrittenFrom);
+                                       prog, written_from);
   // 1b: the sender's overhead o, in the same layout; before any refit of α, β to cost
   // formulas (3b), which must see it.
   const double o_measured = measure_overhead(world, rank, p, layout > 0, quick);
@@ -1143,7 +1147,7 @@ int main(int argc, char** argv) {
          << " |\n\nω: data its sender wrote within the collective (received, combined, "
             "copied) costs βω per byte; measured by the ping-pong bouncing a buffer, each "
             "round trip right after an untouched one, from "
-         << fmt("%.0f", kWrittenFrom) << " B up to below " << fmt("%.0f", written_sizes_end())
+         << fmt("%.0f", written_from) << " B up to below " << fmt("%.0f", written_sizes_end())
          << " B (a core's L2 cache; pingpong.csv, kind `written`): the median ratio of its β "
             "time to the untouched ping-pong's.\n\nχα, χβ: a message its sender sends while "
             "it receives one (an exchange: recursive doubling, halving, the rings) costs "

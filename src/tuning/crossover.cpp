@@ -47,23 +47,7 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const CostModel& m)
 double mean_message_bytes(const Algorithm& alg, double n, int p, const CostModel& m) {
   CostQuery q = query(n, p, m);
   q.k = selector_k(alg, n, p, m);
-  if (alg.message_bytes != nullptr) return alg.message_bytes(q);
-  const double t = alg.cost(q);
-  // Relative steps: the terms are linear in α and β wherever the formula does not switch
-  // strategy, and a step of 1e-4 of a term is far above rounding (t is at most ~1e4 of a term).
-  const double da = std::max(m.alpha, 1e-9) * 1e-4;
-  const double db = std::max(m.beta, 1e-15) * 1e-4;
-  q.m.alpha = m.alpha + da;
-  const double latencies = (alg.cost(q) - t) / da;
-  q.m.alpha = m.alpha;
-  q.m.beta = m.beta + db;
-  const double bytes = (alg.cost(q) - t) / db;
-  if (!(latencies > 0.5) || !(bytes >= 0)) return n;  // no message latency: take the whole size
-  // Messages are whole bytes: a size that the finite differences put a rounding error away
-  // from an integer is that integer (the hypercube all-to-all's np/2 at a break of np/2).
-  const double mean = bytes / latencies;
-  const double whole = std::round(mean);
-  return std::fabs(mean - whole) <= 1e-6 * std::max(1.0, mean) ? whole : mean;
+  return alg.mean_message(q);
 }
 
 PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,

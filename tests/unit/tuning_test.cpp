@@ -826,6 +826,19 @@ TEST(Crossover, WrittenDataMovesTheAllreduceChoiceAtP2) {
     EXPECT_DOUBLE_EQ(algorithm_cost(*rab, n, 2, m),
                      2 * m.alpha + 1.5 * m.beta * n + m.gamma * n / 2);
   }
+  // On shm, messages below the single-copy threshold (pull_bytes) go through rings whose cells
+  // the sender writes anyway: ω is not charged to them. Rabenseifner's messages at p = 2 are
+  // n/2: at 32 KiB (16 KiB messages) no ω, at 64 KiB (32 KiB messages) ω again.
+  m.pull_bytes = 32768;
+  EXPECT_DOUBLE_EQ(algorithm_cost(*rab, 32768, 2, m),
+                   2 * m.alpha + m.beta * 32768 + m.gamma * 32768 / 2);
+  EXPECT_DOUBLE_EQ(algorithm_cost(*rab, 65536, 2, m),
+                   2 * m.alpha + 1.5 * m.beta * 65536 + m.gamma * 65536 / 2);
+  CostQuery q;
+  q.n = 32768;
+  q.p = 2;
+  q.m = m;
+  EXPECT_EQ(rab->mean_message(q), 16384);
 }
 
 // A file without "overhead" (written before calibrate measured it) loads with o not measured

@@ -96,9 +96,12 @@ extern const Algorithm kExscanHypercube;
 /// Sanders et al. §13.3 hypercube prefix: inclusive (scan) or exclusive (exscan) in place.
 Task<> prefix_hypercube(Channel& ch, MutableBytes buf, const ReduceOp& op, bool exclusive);
 extern const Algorithm kAllreduceRing;
-Task<> allreduce_ring(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op);
+/// input: as allreduce_hybrid_strategy's (empty or buf: in place; else read, never written).
+Task<> allreduce_ring(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op,
+                      ConstBytes input = {});
 extern const Algorithm kAllreduceReduceBcast;
-Task<> allreduce_reduce_bcast(Channel& ch, MutableBytes buf, const ReduceOp& op);
+Task<> allreduce_reduce_bcast(Channel& ch, MutableBytes buf, const ReduceOp& op,
+                              ConstBytes input = {});
 extern const Algorithm kScanInorderTree;
 extern const Algorithm kExscanInorderTree;
 /// Sanders et al. Fig. 13.8 pipelined in-order tree prefix (k packets), inclusive or exclusive.

@@ -13,10 +13,13 @@
 
 namespace fabcoll::algorithms {
 
-Task<> allreduce_reduce_bcast(Channel& ch, MutableBytes buf, const ReduceOp& op) {
-  // In place at the root (reduce_binomial allows out to alias in there); elsewhere the reduce
-  // only reads buf, and its sends have completed when it returns.
-  Task<> reduce = reduce_binomial(ch, buf, buf, op, 0);
+Task<> allreduce_reduce_bcast(Channel& ch, MutableBytes buf, const ReduceOp& op,
+                              ConstBytes input) {
+  // The reduce reads the input (buf itself when in place: reduce_binomial allows out to alias
+  // in at the root, and elsewhere only reads it, its sends complete when it returns) and leaves
+  // the result in buf at rank 0; the broadcast fills every other buf.
+  if (input.empty()) input = buf;
+  Task<> reduce = reduce_binomial(ch, input, buf, op, 0);
   co_await reduce;
   Task<> bcast = bcast_binomial(ch, buf, 0);
   co_await bcast;
@@ -24,7 +27,8 @@ Task<> allreduce_reduce_bcast(Channel& ch, MutableBytes buf, const ReduceOp& op)
 
 namespace {
 Task<> run_reduce_bcast(Channel& ch, const CollArgs& a) {
-  return allreduce_reduce_bcast(ch, bytes_of(a.recvbuf, a.bytes()), a.op);
+  return allreduce_reduce_bcast(ch, bytes_of(a.recvbuf, a.bytes()), a.op,
+                                bytes_of(a.sendbuf, a.bytes()));
 }
 double cost_reduce_bcast(const CostQuery& q) {
   const auto& m = q.m;
@@ -53,6 +57,7 @@ const Algorithm kAllreduceReduceBcast{
     .optimal_k = nullptr,
     .run = run_reduce_bcast,
     .test = "allreduce_scan_test.AllreduceReduceBcastMatchesLawn29Version1",
+    .separate_input = true,
     .written_share = written_share,
 };
 

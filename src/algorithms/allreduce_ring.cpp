@@ -14,15 +14,25 @@
 
 namespace fabcoll::algorithms {
 
-Task<> allreduce_ring(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op) {
+Task<> allreduce_ring(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op,
+                      ConstBytes input) {
   const int p = ch.size();
   const int me = ch.rank();
-  if (p == 1) co_return;
+  if (input.empty()) input = buf;
+  if (p == 1) {
+    ch.copy(buf, input);  // nothing when in place
+    co_return;
+  }
   const Ring ring{p};
   const EvenBlocks blocks{buf.size() / elem_size, static_cast<std::size_t>(p)};
   const auto block = [&](int b) {
     const auto ub = static_cast<std::size_t>(b);
     return buf.subspan(blocks.begin(ub) * elem_size, blocks.size(ub) * elem_size);
+  };
+  // My contribution to block b: the input (never written; buf's blocks receive the combines).
+  const auto input_block = [&](int b) {
+    const auto ub = static_cast<std::size_t>(b);
+    return input.subspan(blocks.begin(ub) * elem_size, blocks.size(ub) * elem_size);
   };
   const MutableBytes tmp = ch.scratch(blocks.max_size() * elem_size);
   // Reduce-scatter: block r-s-2 arrives carrying the combine of ranks r-s-1 … r-1 (those before
@@ -32,9 +42,12 @@ Task<> allreduce_ring(Channel& ch, MutableBytes buf, std::size_t elem_size, cons
     const MutableBytes theirs = tmp.subspan(0, mine.size());
     const auto step = static_cast<std::uint32_t>(s);
     // Combined into `mine` as it lands (recv_combine): not the block being sent.
-    Transfer out = ch.send(ring.right(me), block(ring.mod(me - s - 1)), step);
-    RecvCombine in =
-        ch.recv_combine(ring.left(me), theirs, op, mine, mine, /*received_left=*/true, step);
+    // Step 0 sends my own input block; later steps the block combined in the step before.
+    const int out_block = ring.mod(me - s - 1);
+    Transfer out =
+        ch.send(ring.right(me), s == 0 ? input_block(out_block) : ConstBytes(block(out_block)), step);
+    RecvCombine in = ch.recv_combine(ring.left(me), theirs, op, input_block(ring.mod(me - s - 2)),
+                                     mine, /*received_left=*/true, step);
     co_await out;
     co_await in;
   }
@@ -50,7 +63,8 @@ Task<> allreduce_ring(Channel& ch, MutableBytes buf, std::size_t elem_size, cons
 
 namespace {
 Task<> run_ring(Channel& ch, const CollArgs& a) {
-  return allreduce_ring(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.op);
+  return allreduce_ring(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.op,
+                        bytes_of(a.sendbuf, a.bytes()));
 }
 double cost_ring(const CostQuery& q) {
   const double p = q.p;
@@ -78,6 +92,7 @@ const Algorithm kAllreduceRing{
     .optimal_k = nullptr,
     .run = run_ring,
     .test = "allreduce_scan_test.AllreduceRingMatchesFormula",
+    .separate_input = true,
     .written_share = written_share,
     .exchange_share = exchange_all,
 };

@@ -840,7 +840,11 @@ int main(int argc, char** argv) {
           fq.n = n;
           fq.p = p;
           fq.m = lp.model;
-          train.push_back({ua, ub, uc, t, alg->written_share ? alg->written_share(fq) : 0.0,
+          fq.m.pull_bytes = link == "shm" ? fabcoll::shm::pull_bytes_from_environment() : 0;
+          // As Algorithm::costed charges ω: not to messages below the pull threshold.
+          const bool pulled = !(fq.m.pull_bytes > 0 && alg->mean_message(fq) < fq.m.pull_bytes);
+          train.push_back({ua, ub, uc, t,
+                           alg->written_share && pulled ? alg->written_share(fq) : 0.0,
                            alg->exchange_share ? alg->exchange_share(fq) : 0.0});
         }
       }

@@ -188,6 +188,10 @@ std::vector<double> pingpong_sizes(bool quick) {
   return s;
 }
 
+/// The ping-pong after the validation against the one before (median ratio over the sizes):
+/// outside [1/kDriftHigh, kDriftHigh] the machine changed speed during the run.
+constexpr double kDriftHigh = 1.25;
+
 /// The smallest size at which ω is measured: below it a message's time is mostly α.
 constexpr double kWrittenFrom = 16384;
 /// χα is measured up to this size, χβ from the other (exchange_factors).
@@ -203,7 +207,8 @@ constexpr double kExchangeBetaFrom = 65536;
 /// in when the node has fewer cores than ranks: every message waits for its receiver to be
 /// scheduled, and the pairs share the cores and the memory bandwidth.
 PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool exchange_mode,
-                          bool quick, ProgressLine& prog, double bounce_from = 0) {
+                          bool quick, ProgressLine& prog, double bounce_from = 0,
+                          bool time_exchanges = true) {
   PingPong out;
   const int pairs = all_pairs ? p / 2 : 1;
   const bool in_pair = rank < 2 * pairs;
@@ -252,7 +257,7 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
       };
       const bool both = !all_pairs && bounce_from > 0 && n >= bounce_from;
       // χ: right after each untouched round trip, one exchange (quiet pair only).
-      const bool exch = !all_pairs;
+      const bool exch = !all_pairs && time_exchanges;
       const auto round_trip_bytes = [&](std::size_t b) {
         check(fc_bcast(buf.data(), b, FC_BYTE, 0, pair), "bcast");
         check(fc_bcast(buf2.data(), b, FC_BYTE, 1, pair), "bcast");
@@ -698,8 +703,8 @@ int main(int argc, char** argv) {
                                       Collective::reduce_scatter_block,
                                       Collective::alltoall};
   // Work units: one per ping-pong size, one per γ kernel, one per validation run (estimated).
-  const double units = static_cast<double>(pingpong_sizes(quick).size()) + 4 +
-                       static_cast<double>(colls.size()) * 5 * 4;
+  const double units = static_cast<double>(pingpong_sizes(quick).size()) * (no_validate ? 1 : 2) +
+                       4 + static_cast<double>(colls.size()) * 5 * 4;
   ProgressLine prog(rank == 0, units);
 
   // 1-2: ping-pong and fit.
@@ -993,6 +998,23 @@ int main(int argc, char** argv) {
 
   fabcoll::world_comm(ctx).set_link(context_link);
 
+  // 5b: the ping-pong once more, after the validation. This VM (and any shared machine) can
+  // change speed within a run: a validation that ran at a third of the ping-pong's speed made
+  // the median error 60–130%. The median over the sizes of the second one-way time over the
+  // first tells such a run apart (reported; nothing is refitted from it).
+  double drift = 1;
+  if (!no_validate) {
+    prog.phase("5/5 ping-pong again");
+    const PingPong again =
+        measure_pingpong(world, rank, p, layout > 0, all_pairs == "exchange", quick, prog, 0,
+                         /*time_exchanges=*/false);
+    std::vector<double> ratios;
+    for (std::size_t i = 0; i < again.medians.size() && i < pp.medians.size(); ++i)
+      if (pp.medians[i].t > 0) ratios.push_back(again.medians[i].t / pp.medians[i].t);
+    if (!ratios.empty()) drift = median(ratios);
+  }
+  const bool drifted = drift > kDriftHigh || drift < 1 / kDriftHigh;
+
   // Summary (rank 0).
   int rc = 0;
   if (rank == 0) {
@@ -1018,6 +1040,7 @@ int main(int argc, char** argv) {
     v["quick"] = quick;
     v["median_abs_rel_error"] = med_err;
     v["max_regret"] = max_regret;
+    v["pingpong_drift"] = drift;
     v["regret_by_size"] = regrets;
     v["seconds"] = prog.elapsed();
     nlohmann::json rows = nlohmann::json::array();
@@ -1074,6 +1097,15 @@ int main(int argc, char** argv) {
           "median |predicted - measured| / measured = %.1f%%, max selection regret = "
           "%.1f%% (%zu runs, %.1f s)\n",
           100 * med_err, 100 * max_regret, results.size(), prog.elapsed());
+      std::printf("ping-pong after the validation: x%.2f the one before (median over sizes)\n",
+                  drift);
+      if (drifted)
+        std::fprintf(stderr,
+                     "fabcoll-calibrate: warning: the ping-pong after the validation took "
+                     "x%.2f the time of the one before: the machine changed speed during the "
+                     "run, and the errors above include that; calibrate again on a quiet "
+                     "machine\n",
+                     drift);
     }
 
     std::string err;
@@ -1173,6 +1205,11 @@ int main(int argc, char** argv) {
       md << "\n## Validation\n\nMedian |predicted − measured| / measured: **"
          << fmt("%.1f", 100 * med_err) << "%**; maximum selection regret (time of the chosen "
          << "algorithm / fastest measured − 1): **" << fmt("%.1f", 100 * max_regret) << "%**.\n\n"
+         << "The ping-pong timed again after the validation took **x" << fmt("%.2f", drift)
+         << "** the time of the first (median over the sizes)"
+         << (drifted ? ": the machine changed speed during the run, and the errors include that."
+                     : ".")
+         << "\n\n"
          << "| collective | algorithm | bytes | predicted (µs) | measured (µs) | error | |\n"
          << "| --- | --- | --- | --- | --- | --- | --- |\n";
       for (const auto& me : results)

@@ -74,10 +74,11 @@ double Algorithm::mean_message(const CostQuery& q0) const {
 }
 
 CostModel Algorithm::costed(const CostQuery& q0) const {
-  // The query the shares see: ω off below the pull threshold (see the declaration), so that a
+  // The query the shares see: ω off below written_from (see the declaration), so that a
   // hybrid's strategy (a fixed point over its shares) is the one it runs with.
   CostQuery q = q0;
-  if (q.m.written != 1 && q.m.pull_bytes > 0 && mean_message(q) < q.m.pull_bytes) q.m.written = 1;
+  if (q.m.written != 1 && q.m.written_from > 0 && mean_message(q) < q.m.written_from)
+    q.m.written = 1;
   CostModel m = q.m;
   if (m.written != 1 && written_share != nullptr)
     m.beta *= 1 + std::clamp(written_share(q), 0.0, 1.0) * (m.written - 1);

@@ -123,10 +123,9 @@ struct Algorithm {
   /// its bytes (CostModel::written = ω), then α and β to α(1 + e(χα − 1)) and β(1 + e(χβ − 1))
   /// for its exchange share e (CostModel::exchange_alpha, exchange_beta = χα, χβ), and ω, χα
   /// and χβ then 1 (so costing twice changes nothing).
-  /// ω applies to messages of at least q.m.pull_bytes only when that is set (shm: the
-  /// receiver's single-copy read from the sender's buffer; smaller messages go through rings
-  /// whose cells the sender writes anyway, so written data costs no more: 16 KiB one way 2.47
-  /// against 2.48 µs), judged by the mean message of the formula (mean_message).
+  /// ω applies only when the mean message of the formula (mean_message) is at least
+  /// q.m.written_from (CostModel::written_from; shm with a core per rank: the single-copy
+  /// threshold).
   [[nodiscard]] CostModel costed(const CostQuery& q) const;
   /// The mean size of the messages on its critical path at q: message_bytes when set, else the
   /// formula's bytes over its latencies (its derivatives in β and α); n when it has none.

@@ -499,9 +499,14 @@ std::vector<tuning::GammaEntry> measure_gamma(
 tuning::LinkModel link_model(const tuning::TuningFile& f, const std::string& link, int p) {
   tuning::LinkModel m =
       tuning::link_model_for(f, link, p).value_or(tuning::LinkModel::uniform(fabcoll::CostModel{}));
-  // As a context sets it: inside a node, single-copy messages are read by their receiver.
-  if (link == "shm")
-    m.below.pull_bytes = m.above.pull_bytes = fabcoll::shm::pull_bytes_from_environment();
+  // As a context sets it: inside a node, single-copy messages are read by their receiver, and
+  // with a core per rank ω is charged from there (CostModel::written_from).
+  if (link == "shm") {
+    const double single_copy = fabcoll::shm::pull_bytes_from_environment();
+    m.below.pull_bytes = m.above.pull_bytes = single_copy;
+    if (tuning::layout_key(p, static_cast<int>(std::thread::hardware_concurrency())) == 0)
+      m.below.written_from = m.above.written_from = single_copy;
+  }
   return m;
 }
 
@@ -574,26 +579,60 @@ void run_once(Collective c, fc_comm_t comm, int root, std::size_t n, std::vector
 /// in two candidates' turns of one --quick run.)
 int batch_calls(double bytes) { return std::clamp(static_cast<int>(8e6 / (bytes + 16384)), 4, 64); }
 
-/// Median over reps of the slowest rank's time per call of alg at `bytes`, timed as the
-/// validation times a candidate (a batch of calls with a moving root between two barriers, the
-/// barrier's own time taken off), one algorithm alone.
-double time_calls(Collective c, fc_comm_t world, int p, const Algorithm& alg, double packet,
-                  std::size_t bytes, int reps, double barrier_time, std::vector<double>& a,
-                  std::vector<double>& b) {
-  const Force force(c, alg.name, packet);
+/// Per candidate, the median over reps of the slowest rank's time per call at `bytes`, as the
+/// validation and the oversubscribed fit time them. A rank's own time of one call says little
+/// (a bcast root returns once its sends are posted), and "barrier; call; barrier" minus a
+/// barrier hides the call's latency behind the barrier's. So each sample is a batch of
+/// batch_calls() calls back to back, between two barriers, divided by the batch, with the root
+/// moving on every call: the next root must have received the previous call's data before it
+/// can send, so calls cannot overlap the way back-to-back calls from one root would. The
+/// barrier's own time (measured alone) is taken off once per batch. The candidates take turns,
+/// one batch each per round, so that load from other processes that comes and goes hits all of
+/// them alike (the regret compares them). The turns rotate: round r starts with candidate
+/// r mod #candidates, so that what one turn leaves behind (cache lines the peer just wrote, a
+/// descheduled rank) falls on every candidate alike rather than always on the first. Each
+/// candidate runs under models[j] when given (the model its prediction used: hybrid's strategy
+/// follows it), and packets[j] (pipelined algorithms; 0 otherwise).
+std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm& comm, int p,
+                                    const std::vector<const Algorithm*>& cands,
+                                    const std::vector<double>& packets,
+                                    const std::vector<fabcoll::CostModel>* models,
+                                    std::size_t bytes, int reps, double barrier_time,
+                                    std::vector<double>& a, std::vector<double>& b,
+                                    ProgressLine* prog) {
   const int batch = batch_calls(static_cast<double>(bytes));
-  run_once(c, world, 0, bytes, a, b);  // warm-up
-  std::vector<double> ts(static_cast<std::size_t>(reps));
-  for (auto& t : ts) {
-    check(fc_barrier(world), "barrier");
-    const double t0 = now();
-    for (int i = 0; i < batch; ++i) run_once(c, world, i % p, bytes, a, b);
-    check(fc_barrier(world), "barrier");
-    t = (now() - t0 - barrier_time) / batch;
+  const auto use = [&](std::size_t j) {
+    if (models != nullptr) comm.set_model((*models)[j]);
+  };
+  for (std::size_t j = 0; j < cands.size(); ++j) {  // warm-up
+    use(j);
+    const Force force(c, cands[j]->name, packets[j]);
+    run_once(c, world, 0, bytes, a, b);
   }
-  std::vector<double> slowest(ts.size());
-  check(fc_allreduce(ts.data(), slowest.data(), ts.size(), FC_DOUBLE, FC_MAX, world), "allreduce");
-  return std::max(1e-9, median(slowest));
+  std::vector<std::vector<double>> ts(cands.size(),
+                                      std::vector<double>(static_cast<std::size_t>(reps)));
+  for (int r = 0; r < reps; ++r) {
+    for (std::size_t turn = 0; turn < cands.size(); ++turn) {
+      const std::size_t j = (turn + static_cast<std::size_t>(r)) % cands.size();
+      use(j);
+      const Force force(c, cands[j]->name, packets[j]);
+      check(fc_barrier(world), "barrier");
+      const double t0 = now();
+      for (int i = 0; i < batch; ++i) run_once(c, world, i % p, bytes, a, b);
+      check(fc_barrier(world), "barrier");
+      ts[j][static_cast<std::size_t>(r)] = (now() - t0 - barrier_time) / batch;
+    }
+    if (prog != nullptr) prog->advance(static_cast<double>(cands.size()) / reps);
+  }
+  std::vector<double> out;
+  for (std::size_t j = 0; j < cands.size(); ++j) {
+    // Slowest rank per repetition (no algorithm is forced any more here).
+    std::vector<double> slowest(ts[j].size());
+    check(fc_allreduce(ts[j].data(), slowest.data(), ts[j].size(), FC_DOUBLE, FC_MAX, world),
+          "allreduce");
+    out.push_back(std::max(1e-9, median(slowest)));
+  }
+  return out;
 }
 
 std::vector<double> validation_sizes(const std::vector<tuning::CrossoverSegment>& t, bool quick) {
@@ -828,29 +867,40 @@ int main(int argc, char** argv) {
   if (layout > 0 && oversub_fit == "collectives") {
     prog.phase("3b/5 fit to collectives");
     std::vector<tuning::CostPoint> train;
+    const std::size_t top = 393216;
+    std::vector<double> a(top * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
+        b(a.size(), 0.0);
     for (Collective c : {Collective::bcast, Collective::allreduce, Collective::allgather}) {
-      for (const Algorithm* alg : fabcoll::all_algorithms()) {
-        if (alg->coll != c || alg->optimal_k != nullptr || !tuning::eligible(*alg, p, true))
-          continue;
-        for (double n : {64.0, 2048.0, 32768.0, 393216.0}) {
-          // Only formulas linear in α, β, γ (hybrid picks a strategy by the model: left out).
+      for (const double n : {64.0, 2048.0, 32768.0, static_cast<double>(top)}) {
+        // Only formulas linear in α, β, γ (hybrid picks a strategy by the model: left out),
+        // not pipelined (their k depends on the model), timed together as the validation
+        // times its candidates (time_candidates).
+        std::vector<const Algorithm*> cands;
+        std::vector<tuning::CostPoint> pts;
+        for (const Algorithm* alg : fabcoll::all_algorithms()) {
+          if (alg->coll != c || alg->optimal_k != nullptr || !tuning::eligible(*alg, p, true))
+            continue;
           double ua = 0, ub = 0, uc = 0;
           if (!tuning::linear_cost_terms(*alg, n, p, lp.model, ua, ub, uc)) continue;
-          const auto bytes = static_cast<std::size_t>(n);
-          std::vector<double> a(bytes * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
-              b(a.size(), 0.0);
-          const double t =
-              time_calls(c, world, p, *alg, 0, bytes, quick ? 9 : 21, barrier_time, a, b);
           fabcoll::CostQuery fq;
           fq.n = n;
           fq.p = p;
           fq.m = lp.model;
-          fq.m.pull_bytes = link == "shm" ? fabcoll::shm::pull_bytes_from_environment() : 0;
-          // As Algorithm::costed charges ω: not to messages below the pull threshold.
-          const bool pulled = !(fq.m.pull_bytes > 0 && alg->mean_message(fq) < fq.m.pull_bytes);
-          train.push_back({ua, ub, uc, t,
-                           alg->written_share && pulled ? alg->written_share(fq) : 0.0,
-                           alg->exchange_share ? alg->exchange_share(fq) : 0.0});
+          cands.push_back(alg);
+          // ω charged to every message here (CostModel::written_from stays 0 when ranks share
+          // cores, as the context sets it).
+          pts.push_back({ua, ub, uc, 0, alg->written_share ? alg->written_share(fq) : 0.0,
+                         alg->exchange_share ? alg->exchange_share(fq) : 0.0});
+        }
+        if (cands.empty()) continue;
+        const std::vector<double> packets(cands.size(), 0.0);
+        const std::vector<double> t =
+            time_candidates(c, world, fabcoll::world_comm(ctx), p, cands, packets, nullptr,
+                            static_cast<std::size_t>(n), quick ? 9 : 21, barrier_time, a, b,
+                            nullptr);
+        for (std::size_t j = 0; j < pts.size(); ++j) {
+          pts[j].t = t[j];
+          train.push_back(pts[j]);
         }
       }
     }
@@ -935,54 +985,20 @@ int main(int argc, char** argv) {
         predicted.push_back(alg->predict(q));
         models.push_back(pc.m);
       }
-      // A rank's own time of one call says little (a bcast root returns once its sends are
-      // posted), and "barrier; call; barrier" minus a barrier hides the call's latency behind
-      // the barrier's. So each sample is a batch of `batch` calls back to back, between two
-      // barriers, divided by `batch`, with the root moving on every call: the next root must
-      // have received the previous call's data before it can send, so calls cannot overlap the
-      // way back-to-back calls from one root would. The barrier's own time (measured alone) is
-      // taken off once per batch. The candidates take turns, one batch each per round, so that
-      // load from other processes that comes and goes hits all of them alike (the regret
-      // compares them).
-      // The turns rotate: round r starts with candidate r mod #candidates, so that what one
-      // turn leaves behind (cache lines the peer just wrote, a descheduled rank) falls on every
-      // candidate alike rather than always on the first.
-      const int batch = batch_calls(n);
-      const int vreps = quick ? 31 : 51;
-      std::vector<std::vector<double>> ts(cands.size(),
-                                          std::vector<double>(static_cast<std::size_t>(vreps)));
-      for (std::size_t j = 0; j < cands.size(); ++j) {  // warm-up
-        fabcoll::world_comm(ctx).set_model(models[j]);
-        const Force force(c, cands[j]->name, packets[j]);
-        run_once(c, world, 0, bytes, a, b);
-      }
-      for (int r = 0; r < vreps; ++r) {
-        for (std::size_t turn = 0; turn < cands.size(); ++turn) {
-          const std::size_t j = (turn + static_cast<std::size_t>(r)) % cands.size();
-          // The run chooses what its formula chooses by the model (hybrid's strategy) under
-          // the model its prediction used, not the context's built-in one.
-          fabcoll::world_comm(ctx).set_model(models[j]);
-          const Force force(c, cands[j]->name, packets[j]);
-          check(fc_barrier(world), "barrier");
-          const double t0 = now();
-          for (int i = 0; i < batch; ++i) run_once(c, world, i % p, bytes, a, b);
-          check(fc_barrier(world), "barrier");
-          ts[j][static_cast<std::size_t>(r)] = (now() - t0 - barrier_time) / batch;
-        }
-        prog.advance(static_cast<double>(cands.size()) / vreps);
-      }
+      // Timed as time_candidates says; each candidate under the model its prediction used
+      // (the run chooses what its formula chooses by the model, e.g. hybrid's strategy, not
+      // by the context's built-in one).
+      const std::vector<double> measured =
+          time_candidates(c, world, fabcoll::world_comm(ctx), p, cands, packets, &models, bytes,
+                          quick ? 31 : 51, barrier_time, a, b, &prog);
       std::vector<Measured> here;
       for (std::size_t j = 0; j < cands.size(); ++j) {
-        // Slowest rank per repetition (no algorithm is forced any more here).
-        std::vector<double> slowest(ts[j].size());
-        check(fc_allreduce(ts[j].data(), slowest.data(), ts[j].size(), FC_DOUBLE, FC_MAX, world),
-              "allreduce");
         Measured me;
         me.coll = fabcoll::collective_name(c);
         me.alg = std::string(cands[j]->name);
         me.n = n;
         me.predicted = predicted[j];
-        me.measured = std::max(1e-9, median(slowest));
+        me.measured = measured[j];
         here.push_back(me);
       }
       if (here.empty()) continue;

@@ -302,7 +302,11 @@ int main(int argc, char** argv) {
                                   : std::string());
       }
     }
-    if (!cls.starts_with("ofi")) model.below.pull_bytes = model.above.pull_bytes = single_copy;
+    if (!cls.starts_with("ofi")) {
+      model.below.pull_bytes = model.above.pull_bytes = single_copy;
+      // As a context sets it (CostModel::written_from): with a core per rank only.
+      if (!oversubscribed) model.below.written_from = model.above.written_from = single_copy;
+    }
     return explain(explain_args[0], bytes, p, noncommutative, model, source);
   }
   std::printf("fabcoll %d.%d.%d\n", FABCOLL_VERSION_MAJOR, FABCOLL_VERSION_MINOR,

@@ -35,6 +35,14 @@ struct CostModel {
   /// every byte costs β. An algorithm is costed with β raised by the share of its
   /// critical path's bytes that were written (Algorithm::written_share, Algorithm::costed).
   double written = 1;
+  /// ω is charged to messages of at least this many bytes only (0: every message). Set to
+  /// shm's single-copy threshold with a core per rank (the context, with pull_bytes): smaller
+  /// messages go through rings whose cells the sender writes anyway, so written data costs no
+  /// more there (16 KiB one way, untouched against bounced: 2.48 against 2.47 µs). Not when
+  /// ranks share cores: there ω is fitted to the collectives and stands for more than written
+  /// data (with the threshold, p = 4 on 2 cores chose the hybrid's halving at 32–128 KiB, its
+  /// 8–32 KiB messages predicted at 16–74 µs and measured 58–167, regret 54–95%).
+  double written_from = 0;
   /// χα and χβ: a message its sender sends while it also receives one (an exchange: the steps
   /// of recursive doubling and halving, the rings, the pairwise all-to-alls, every rank sending
   /// and receiving at once) costs χα·α + χβ·βn instead of α + βn. α and β are measured by a

@@ -826,10 +826,11 @@ TEST(Crossover, WrittenDataMovesTheAllreduceChoiceAtP2) {
     EXPECT_DOUBLE_EQ(algorithm_cost(*rab, n, 2, m),
                      2 * m.alpha + 1.5 * m.beta * n + m.gamma * n / 2);
   }
-  // On shm, messages below the single-copy threshold (pull_bytes) go through rings whose cells
-  // the sender writes anyway: ω is not charged to them. Rabenseifner's messages at p = 2 are
-  // n/2: at 32 KiB (16 KiB messages) no ω, at 64 KiB (32 KiB messages) ω again.
-  m.pull_bytes = 32768;
+  // On shm with a core per rank, messages below the single-copy threshold go through rings
+  // whose cells the sender writes anyway: ω is not charged to them (written_from, which the
+  // context sets to that threshold). Rabenseifner's messages at p = 2 are n/2: at 32 KiB
+  // (16 KiB messages) no ω, at 64 KiB (32 KiB messages) ω again.
+  m.written_from = 32768;
   EXPECT_DOUBLE_EQ(algorithm_cost(*rab, 32768, 2, m),
                    2 * m.alpha + m.beta * 32768 + m.gamma * 32768 / 2);
   EXPECT_DOUBLE_EQ(algorithm_cost(*rab, 65536, 2, m),

@@ -13,8 +13,7 @@
 
 namespace fabcoll::algorithms {
 
-Task<> allreduce_reduce_bcast(Channel& ch, MutableBytes buf, const ReduceOp& op,
-                              ConstBytes input) {
+Task<> allreduce_reduce_bcast(Channel& ch, MutableBytes buf, const ReduceOp& op, ConstBytes input) {
   // The reduce reads the input (buf itself when in place: reduce_binomial allows out to alias
   // in at the root, and elsewhere only reads it, its sends complete when it returns) and leaves
   // the result in buf at rank 0; the broadcast fills every other buf.

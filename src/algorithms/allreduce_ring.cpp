@@ -44,8 +44,8 @@ Task<> allreduce_ring(Channel& ch, MutableBytes buf, std::size_t elem_size, cons
     // Combined into `mine` as it lands (recv_combine): not the block being sent.
     // Step 0 sends my own input block; later steps the block combined in the step before.
     const int out_block = ring.mod(me - s - 1);
-    Transfer out =
-        ch.send(ring.right(me), s == 0 ? input_block(out_block) : ConstBytes(block(out_block)), step);
+    Transfer out = ch.send(ring.right(me),
+                           s == 0 ? input_block(out_block) : ConstBytes(block(out_block)), step);
     RecvCombine in = ch.recv_combine(ring.left(me), theirs, op, input_block(ring.mod(me - s - 2)),
                                      mine, /*received_left=*/true, step);
     co_await out;

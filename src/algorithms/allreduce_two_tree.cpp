@@ -180,8 +180,14 @@ double cost_k(const CostQuery& q, double k) {
   if (q.p <= 1) return 0;
   const double s = std::ceil(q.n / k);
   // p = 2: the reduce and the broadcast each cross the one edge with k packets, the combine of
-  // all but the last packet overlapped with them (exact on the sim; the bound is 2–4 times this).
-  if (q.p == 2) return 2 * k * (q.m.alpha + q.m.beta * s) + q.m.gamma * s;
+  // all but the last packet overlapped with them; when combining is the bottleneck each rank,
+  // the root of one of the two trees, combines half the packets (k ≥ 2). An empirical fit,
+  // exact on the sim for γ/β = 1/2 … 16 and k = 1 … 16 (the bound is 2–4 times this).
+  if (q.p == 2) {
+    const double tau = q.m.alpha + q.m.beta * s;
+    const double send_bound = 2 * k * tau + q.m.gamma * s;
+    return k < 2 ? send_bound : std::max(send_bound, q.m.gamma * q.n / 2 + (1.5 * k + 1) * tau);
+  }
   const int m = q.p % 2 == 0 ? q.p : q.p - 1;
   const int h = TwoTree{m}.height();
   const double reduce = (2 * k + 2 * h + 2) * (q.m.alpha + (q.m.beta + q.m.gamma) * s);
@@ -192,8 +198,9 @@ double cost_k(const CostQuery& q, double k) {
 double cost(const CostQuery& q) { return cost_k(q, q.k >= 1 ? q.k : 1); }
 double optimal_k(const CostQuery& q) {
   if (q.p <= 1 || q.n <= 1) return 1;
-  // p = 2: 2kα + 2βn + γn/k is least at k = √(γn/2α).
-  if (q.p == 2) return std::max(1.0, q.m.alpha > 0 ? std::sqrt(q.m.gamma * q.n / (2 * q.m.alpha)) : 1.0);
+  // p = 2, sending the bottleneck: 2kα + 2βn + γn/k is least at k = √(γn/2α).
+  if (q.p == 2)
+    return std::max(1.0, q.m.alpha > 0 ? std::sqrt(q.m.gamma * q.n / (2 * q.m.alpha)) : 1.0);
   // With s = n/k the bound is a·k + b·n/k + const: a = 3α (p = 3: 4α), b = (2h+2)(β+γ) + 2h'β
   // (p = 3: (2h+2)(β+γ)), minimised at k0 = √(bn/a); ⌈n/k⌉ makes nearby integers differ
   // slightly, so the best integer in [k0/2, 2k0 + 2] (at most 4096 of them around k0) is taken.
@@ -248,7 +255,7 @@ const Algorithm kAllreduceTwoTree{
     .formula =
         "(2k + 2h + 2)(α + (β+γ)⌈n/k⌉) + (k + 2h')(α + β⌈n/k⌉), h = ⌊log m⌋, m = p "
         "rounded down to even, h' = ⌊log(p-1)⌋; k* ≈ √(bn/3α), b = (2h+2)(β+γ) + 2h'β; p = 2: "
-        "2k(α + β⌈n/k⌉) + γ⌈n/k⌉, k* = √(γn/2α)",
+        "max(2kτ + γs, γn/2 + (1.5k+1)τ) (k ≥ 2), τ = α + βs, s = ⌈n/k⌉, k* = √(γn/2α)",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

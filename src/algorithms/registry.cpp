@@ -73,6 +73,21 @@ double Algorithm::mean_message(const CostQuery& q0) const {
   return std::fabs(mean - whole) <= 1e-6 * std::max(1.0, mean) ? whole : mean;
 }
 
+double Algorithm::costed_optimal_k(CostQuery q) const {
+  if (optimal_k == nullptr) return 1;
+  double k = 1;
+  for (int round = 0; round < 3; ++round) {
+    CostQuery c = q;
+    c.m = costed(q);
+    k = optimal_k(c);
+    if (!(k >= 1)) return k;
+    const double next = std::round(k);
+    if (next == q.k) break;
+    q.k = next;
+  }
+  return k;
+}
+
 CostModel Algorithm::costed(const CostQuery& q0) const {
   // The query the shares see: ω off below written_from (see the declaration), so that a
   // hybrid's strategy (a fixed point over its shares) is the one it runs with.

@@ -110,9 +110,10 @@ struct Algorithm {
   /// nullptr: f = 0, as if it sent input only. Checked against the sim, which tracks what each
   /// rank wrote (sim_cost_test.WrittenShareMatchesTheSim).
   double (*written_share)(const CostQuery& q) = nullptr;
-  /// The share e of its critical path (of the α and β terms of `cost`) spent in exchanges:
-  /// messages whose sender receives one at the same time (recursive doubling and halving, the
-  /// rings, the pairwise all-to-alls; a pipeline's relays). A rank that only sends or only
+  /// The share e of its critical path (of the α and β terms of `cost`; one share for both,
+  /// counted in bytes) spent in exchanges: messages whose sender receives, or whose receiver
+  /// sends, while they are under way (recursive doubling and halving, the rings, the pairwise
+  /// all-to-alls; a pipeline's relays). A rank that only sends or only
   /// receives in a step (the trees, the fold of a surplus rank) is not exchanging. Depends on
   /// p, on k for a pipelined algorithm, and on the strategy a hybrid runs. nullptr: e = 0.
   /// Checked against the sim, which charges χ to a message whose sender or receiver has the
@@ -127,6 +128,10 @@ struct Algorithm {
   /// q.m.written_from (CostModel::written_from; shm with a core per rank: the single-copy
   /// threshold).
   [[nodiscard]] CostModel costed(const CostQuery& q) const;
+  /// Pipelined algorithms: optimal_k under the model it is costed with at that very packet count
+  /// (costed depends on k through the exchange share and written_from): from k = q.k, up to
+  /// three rounds of k ← optimal_k(costed at round(k)). Not rounded or capped (the callers do).
+  [[nodiscard]] double costed_optimal_k(CostQuery q) const;
   /// The mean size of the messages on its critical path at q: message_bytes when set, else the
   /// formula's bytes over its latencies (its derivatives in β and α); n when it has none.
   [[nodiscard]] double mean_message(const CostQuery& q) const;

@@ -250,9 +250,8 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   if (single_copy > 0) {
     fabcoll::LinkModel l = c.world.comm->link();
     l.below.pull_bytes = l.above.pull_bytes = single_copy;
-    // ω from the single-copy threshold up with a core per rank (CostModel::written_from).
-    if (!ranks_outnumber_cores(local_ranks))
-      l.below.written_from = l.above.written_from = single_copy;
+    // ω from the single-copy threshold up (CostModel::written_from).
+    l.below.written_from = l.above.written_from = single_copy;
     c.world.comm->set_link(l);
   }
   // Every rank must choose the same algorithms, so every rank uses rank 0's model (hosts may
@@ -264,8 +263,8 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
     std::snprintf(text, sizeof text,
                   "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
                   m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
-                  m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes,
-                  l.above.alpha, l.above.beta);
+                  m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
+                  l.above.beta);
     c.store->put("model/0", std::string(text) + " " + c.tuning);
   } else {
     const std::string text = c.store->get("model/0", timeout);

@@ -136,9 +136,7 @@ SegmentChoice choose_segment(const Comm& comm, const Algorithm& alg, const CollA
   }
   if (!link.has_break()) {
     if (alg.optimal_k == nullptr) return {1, false};
-    CostQuery cq = q;
-    cq.m = alg.costed(q);
-    const double k = alg.optimal_k(cq);
+    const double k = alg.costed_optimal_k(q);
     if (!(k >= 1)) return {1, false};
     return {std::min(max_k, static_cast<std::size_t>(std::llround(k))), false};
   }

@@ -500,12 +500,11 @@ tuning::LinkModel link_model(const tuning::TuningFile& f, const std::string& lin
   tuning::LinkModel m =
       tuning::link_model_for(f, link, p).value_or(tuning::LinkModel::uniform(fabcoll::CostModel{}));
   // As a context sets it: inside a node, single-copy messages are read by their receiver, and
-  // with a core per rank ω is charged from there (CostModel::written_from).
+  // ω is charged from there (CostModel::written_from).
   if (link == "shm") {
     const double single_copy = fabcoll::shm::pull_bytes_from_environment();
     m.below.pull_bytes = m.above.pull_bytes = single_copy;
-    if (tuning::layout_key(p, static_cast<int>(std::thread::hardware_concurrency())) == 0)
-      m.below.written_from = m.above.written_from = single_copy;
+    m.below.written_from = m.above.written_from = single_copy;
   }
   return m;
 }
@@ -765,7 +764,7 @@ int main(int argc, char** argv) {
   // Every rank needs the fit (all must agree on tables and packet counts): rank 0 fits and
   // broadcasts the few numbers.
   double fitted[13] = {};
-  fitted[10] = 1;  // ω: not measured (layout > 0)
+  fitted[10] = 1;               // ω: not measured (layout > 0)
   fitted[11] = fitted[12] = 1;  // χα, χβ: not measured (layout > 0: the pairs exchange already)
   if (rank == 0) {
     prog.phase("2/5 fit");
@@ -886,18 +885,20 @@ int main(int argc, char** argv) {
           fq.n = n;
           fq.p = p;
           fq.m = lp.model;
+          // As Algorithm::costed charges ω: not below written_from (link_model's).
+          fq.m.written_from = link == "shm" ? fabcoll::shm::pull_bytes_from_environment() : 0;
+          const bool charged =
+              !(fq.m.written_from > 0 && alg->mean_message(fq) < fq.m.written_from);
           cands.push_back(alg);
-          // ω charged to every message here (CostModel::written_from stays 0 when ranks share
-          // cores, as the context sets it).
-          pts.push_back({ua, ub, uc, 0, alg->written_share ? alg->written_share(fq) : 0.0,
+          pts.push_back({ua, ub, uc, 0,
+                         alg->written_share && charged ? alg->written_share(fq) : 0.0,
                          alg->exchange_share ? alg->exchange_share(fq) : 0.0});
         }
         if (cands.empty()) continue;
         const std::vector<double> packets(cands.size(), 0.0);
-        const std::vector<double> t =
-            time_candidates(c, world, fabcoll::world_comm(ctx), p, cands, packets, nullptr,
-                            static_cast<std::size_t>(n), quick ? 9 : 21, barrier_time, a, b,
-                            nullptr);
+        const std::vector<double> t = time_candidates(c, world, fabcoll::world_comm(ctx), p, cands,
+                                                      packets, nullptr, static_cast<std::size_t>(n),
+                                                      quick ? 9 : 21, barrier_time, a, b, nullptr);
         for (std::size_t j = 0; j < pts.size(); ++j) {
           pts[j].t = t[j];
           train.push_back(pts[j]);
@@ -907,8 +908,8 @@ int main(int argc, char** argv) {
     // ω and χ with α, β: the collectives' own written and exchange shares (each point's f and
     // e) tell them apart from β (one χ for α and β: the pairs' exchanges cannot be compared
     // with a one-way ping-pong here).
-    const tuning::WrittenFit wf = tuning::fit_cost_points_written(train, 10, tuning::kExchangeMin,
-                                                                  tuning::kExchangeMax);
+    const tuning::WrittenFit wf =
+        tuning::fit_cost_points_written(train, 10, tuning::kExchangeMin, tuning::kExchangeMax);
     const tuning::LinearFit& cf = wf.fit;
     lp.model.alpha = std::max(1e-9, cf.alpha);
     lp.model.beta = std::max(1e-13, cf.beta);
@@ -1201,14 +1202,22 @@ int main(int argc, char** argv) {
             "round trip right after an untouched one, from "
          << fmt("%.0f", written_from) << " B up to below " << fmt("%.0f", written_sizes_end())
          << " B (a core's L2 cache; pingpong.csv, kind `written`): the median ratio of its β "
-            "time to the untouched ping-pong's.\n\nχα, χβ: a message its sender sends while "
-            "it receives one (an exchange: recursive doubling, halving, the rings) costs "
-            "χα·α + χβ·βn; measured by an exchange (both ranks sending n bytes at once) timed "
-            "after each untouched round trip (pingpong.csv, kind `exchange`): χα the median "
-            "ratio of exchange to one-way time up to "
-         << fmt("%.0f", kExchangeAlphaTo) << " B, χβ the median ratio of their β times from "
-         << fmt("%.0f", kExchangeBetaFrom)
-         << " B up.\n\n![ping-pong](pingpong.png)\n\n## Reduction "
+            "time to the untouched ping-pong's"
+         << (layout > 0 ? " (with ranks sharing cores: fitted with α, β to the timed collectives)"
+                        : "")
+         << ".\n\nχα, χβ: a message whose sender receives, or whose receiver sends, while it is "
+            "under way (an exchange: recursive doubling, halving, the rings) costs χα·α + "
+            "χβ·βn; "
+         << (layout > 0
+                 ? std::string("with ranks sharing cores one χ for both, fitted with α, β and ω "
+                               "to the timed collectives.")
+                 : "measured by chains of exchanges (both ranks sending n bytes at once) timed "
+                   "after each untouched round trip (pingpong.csv, kind `exchange`): χα the "
+                   "median ratio of exchange to one-way time up to " +
+                       fmt("%.0f", kExchangeAlphaTo) +
+                       " B, χβ the median ratio of their β times from " +
+                       fmt("%.0f", kExchangeBetaFrom) + " B up.")
+         << "\n\n![ping-pong](pingpong.png)\n\n## Reduction "
             "kernels (γ)\n\n| "
             "op | datatype | "
             "γ (ns/B) |\n| --- | --- | --- |\n";

@@ -96,8 +96,12 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         link.break_bytes, link.above.alpha, link.above.beta);
   std::printf(
       "# data its sender wrote within the collective (received, combined, copied) costs %.2f "
-      "beta a byte; 'written' is the share f of each algorithm's bytes that carry it\n",
-      m.written);
+      "beta a byte%s; 'written' is the share f of each algorithm's bytes that carry it\n",
+      m.written,
+      m.written_from > 0 ? (" in messages of " +
+                            std::to_string(static_cast<long long>(m.written_from)) + " B and more")
+                               .c_str()
+                         : "");
   std::printf(
       "# a message its sender sends while it receives one (an exchange) costs %.2f alpha + "
       "%.2f beta a byte; 'exchange' is the share e of each algorithm's critical path in them\n",
@@ -122,9 +126,13 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     q.p = p;
     q.m = sc.above ? link.above : link.below;
     q.k = a->optimal_k != nullptr ? static_cast<double>(sc.packets) : 0;
+    // As Algorithm::costed charges it: ω not below written_from (the share shown is 0 there).
+    const bool charged = !(q.m.written_from > 0 && a->mean_message(q) < q.m.written_from);
+    if (!charged) q.m.written = 1;
     std::printf("%-24s %14.3f %10zu %8s %8.3f %8.3f  %s\n", text(a->name).c_str(),
                 fabcoll::predicted_cost(comm, *a, args) * 1e6, sc.packets,
-                sc.above ? "above" : "below", a->written_share ? a->written_share(q) : 0.0,
+                sc.above ? "above" : "below",
+                charged && a->written_share ? a->written_share(q) : 0.0,
                 a->exchange_share ? a->exchange_share(q) : 0.0, note.c_str());
   }
   return 0;
@@ -304,8 +312,8 @@ int main(int argc, char** argv) {
     }
     if (!cls.starts_with("ofi")) {
       model.below.pull_bytes = model.above.pull_bytes = single_copy;
-      // As a context sets it (CostModel::written_from): with a core per rank only.
-      if (!oversubscribed) model.below.written_from = model.above.written_from = single_copy;
+      // As a context sets it (CostModel::written_from).
+      model.below.written_from = model.above.written_from = single_copy;
     }
     return explain(explain_args[0], bytes, p, noncommutative, model, source);
   }

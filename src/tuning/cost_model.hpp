@@ -36,22 +36,24 @@ struct CostModel {
   /// critical path's bytes that were written (Algorithm::written_share, Algorithm::costed).
   double written = 1;
   /// ω is charged to messages of at least this many bytes only (0: every message). Set to
-  /// shm's single-copy threshold with a core per rank (the context, with pull_bytes): smaller
-  /// messages go through rings whose cells the sender writes anyway, so written data costs no
-  /// more there (16 KiB one way, untouched against bounced: 2.48 against 2.47 µs). Not when
-  /// ranks share cores: there ω is fitted to the collectives and stands for more than written
-  /// data (with the threshold, p = 4 on 2 cores chose the hybrid's halving at 32–128 KiB, its
-  /// 8–32 KiB messages predicted at 16–74 µs and measured 58–167, regret 54–95%).
+  /// shm's single-copy threshold (the context, with pull_bytes): smaller messages go through
+  /// rings whose cells the sender writes anyway, so written data costs no more there (16 KiB
+  /// one way, untouched against bounced: 2.48 against 2.47 µs). With ranks sharing cores too:
+  /// p = 4 on 2 cores, fabcoll-calibrate --quick, three alternating launches each, median error
+  /// / max regret 16.3/3.8, 23.4/15.2, 23.1/31.7% with it against 38.6/81.2, 50.5/87.3,
+  /// 32.1/19.2% with ω charged to every message.
   double written_from = 0;
-  /// χα and χβ: a message its sender sends while it also receives one (an exchange: the steps
-  /// of recursive doubling and halving, the rings, the pairwise all-to-alls, every rank sending
-  /// and receiving at once) costs χα·α + χβ·βn instead of α + βn. α and β are measured by a
-  /// one-way ping-pong, where a rank only sends or only receives at a time. Over the fabric a
-  /// core does both sides' work of an exchange (the kernel's TCP copies in and out), and on
-  /// this machine's sockets provider an exchange costs about 1.4 α and 2 β (fabcoll-calibrate's
-  /// exchange ping-pong); on shm both sides copy at once, each on its own core. 1: the texts'
-  /// model (full duplex, one port each way). An algorithm is costed with α and β raised by the
-  /// share of its critical path spent in exchanges (Algorithm::exchange_share).
+  /// χα and χβ: a message whose sender receives, or whose receiver sends, while it is under
+  /// way (an exchange: the steps of recursive doubling and halving, the rings, the pairwise
+  /// all-to-alls, every rank sending and receiving at once) costs χα·α + χβ·βn instead of
+  /// α + βn. α and β are measured by a one-way ping-pong, where a rank only sends or only
+  /// receives at a time. Over the fabric a core does both sides' work of an exchange (the
+  /// kernel's TCP copies in and out): fabcoll-calibrate's exchanges on this machine's sockets
+  /// provider gave χα 1.05–1.34 and χβ 1.36–1.92 (p = 2, --quick, 14 launches); on shm, where
+  /// each side copies on its own core, χα 1.24–1.85 and χβ 0.88–1.04 (16 launches). 1: the
+  /// texts' model (full duplex, one port each way). An algorithm is costed with α and β raised
+  /// by the share of its critical path spent in exchanges (Algorithm::exchange_share; one
+  /// share for both, counted in bytes).
   double exchange_alpha = 1;
   double exchange_beta = 1;
 

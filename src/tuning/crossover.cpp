@@ -30,9 +30,7 @@ double selector_k(const Algorithm& alg, double n, int p, const CostModel& m) {
   if (alg.optimal_k == nullptr) return 1;
   // Mirrors packet_count() in collectives.cpp: llround(optimal k), at least 1, at most the
   // element count (n with one-byte elements).
-  CostQuery q = query(n, p, m);
-  q.m = alg.costed(q);
-  const double k = alg.optimal_k(q);
+  const double k = alg.costed_optimal_k(query(n, p, m));
   if (!(k >= 1)) return 1;
   const double max_k = std::max(1.0, std::floor(n));
   return std::min(max_k, static_cast<double>(std::llround(k)));

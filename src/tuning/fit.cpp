@@ -199,20 +199,22 @@ double median_abs(std::span<const double> xs) {
   return m;
 }
 
-WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega,
-                                   double chi_lo, double chi_hi) {
+WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega, double chi_lo,
+                                   double chi_hi) {
   WrittenFit best;
   bool have = false;
   std::vector<CostPoint> scaled(pts.begin(), pts.end());
   const int steps = static_cast<int>(std::floor((std::max(1.0, max_omega) - 1) / 0.05 + 1e-9));
-  // χ: 1 first, then outwards (nearest 1 wins a tie).
-  std::vector<double> chis = {1.0};
-  for (int i = 1;; ++i) {
+  // χ: the grid point nearest 1 first, then outwards (nearest 1 wins a tie); only points
+  // within [chi_lo, chi_hi] (1 alone when the range is empty or a point).
+  std::vector<double> chis;
+  const auto inside = [&](double x) { return x >= chi_lo - 1e-9 && x <= chi_hi + 1e-9; };
+  if (inside(1.0) || !(chi_lo < chi_hi)) chis.push_back(1.0);
+  for (int i = 1; chi_lo < chi_hi; ++i) {
     const double up = 1 + 0.05 * i, down = 1 - 0.05 * i;
-    const bool has_up = up <= chi_hi + 1e-9, has_down = down >= chi_lo - 1e-9;
-    if (!has_up && !has_down) break;
-    if (has_up) chis.push_back(up);
-    if (has_down) chis.push_back(down);
+    if (up > chi_hi + 1e-9 && down < chi_lo - 1e-9) break;
+    if (inside(up)) chis.push_back(up);
+    if (inside(down) && down > 0) chis.push_back(down);
   }
   for (const double chi : chis) {
     for (int i = 0; i <= steps; ++i) {

@@ -148,7 +148,8 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
       p.model.exchange_beta = l.value("exchange_beta", 1.0);
       for (const double x : {p.model.exchange_alpha, p.model.exchange_beta}) {
         if (!(x >= kExchangeMin && x <= kExchangeMax)) {
-          error = "link " + p.link_class + ": exchange_alpha and exchange_beta must be numbers in [" +
+          error = "link " + p.link_class +
+                  ": exchange_alpha and exchange_beta must be numbers in [" +
                   std::to_string(kExchangeMin) + ", " + std::to_string(kExchangeMax) + "]";
           return std::nullopt;
         }

@@ -240,7 +240,7 @@ TEST(BcastReduce, ReducePipelinedBinaryTreeWithinLemma13_4) {
         const std::size_t bytes = k * per_packet;
         const double s = double(per_packet);
         const double steps_ceil = 2 * ceil_log2(p) + 3 * (double(k) - 1);
-        // p = 2: one edge, exact (sim_cost_test.PipelinedTreesAreExactAtP2).
+        // p = 2: one edge, exact (sim_cost_test.PipelinedTreesAreExactAtP2); here γs < α + βs.
         const double edge = double(k) * (kModel.alpha + kModel.beta * s) + kModel.gamma * s;
         EXPECT_EQ(alg.cost(query(double(bytes), p, double(k))),
                   p == 1   ? 0.0

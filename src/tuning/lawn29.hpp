@@ -80,29 +80,42 @@ inline double fold_cost(bool halves, double n, const CostModel& m) {
   return halves ? 2 * m.alpha + n * m.beta + n / 2 * m.gamma : m.alpha + n * m.beta + n * m.gamma;
 }
 
-/// The written share (Algorithm::written_share) of an all-reduce or reduce by strategy s on
-/// 2^d ranks, with the fold (fold_halves as in fold_cost) and, if `returns`, the result's
-/// return to the surplus rank when p is not 2^d: of the bytes of its β terms (a halving step's n:
-/// n/2 out, n/2 back; an exchange step's n; the fold's n and the return's n), only the first step
-/// moves the caller's input (n/2 when it halves, n when it exchanges) or, when p is not 2^d, the
-/// fold does (n/2 when it swaps halves, else n): every later message carries data its sender
-/// combined or received.
-inline double hybrid_written_share(Strategy s, double n, int d, bool pow2, bool fold_halves,
-                                   bool returns) {
-  if (!(n > 0)) return 0;
-  double total = 0, input = 0;
+/// The bytes of the β terms of an all-reduce or reduce by strategy s on 2^d ranks (a halving
+/// step's n: n/2 out, n/2 back; an exchange step's n; when p is not 2^d the fold's n and, if
+/// `returns`, the result's return n), and how many of them the first step moves (n/2 when it
+/// halves, n when it exchanges) and how many go in exchanges (`gathers`: a reduce, see
+/// hybrid_exchange_share). Shared by the two shares below.
+struct HybridBytes {
+  double total = 0;
+  double first = 0;
+  double exchanged = 0;
+};
+inline HybridBytes hybrid_bytes(Strategy s, double n, int d, bool pow2, bool returns,
+                                bool gathers) {
+  HybridBytes b;
   double m = n;
   for (int j = d - 1; j >= 0; --j) {
     const bool halve = ((s >> j) & 1u) != 0;
-    if (j == d - 1 && pow2) input = halve ? m / 2 : m;
-    total += m;
+    if (j == d - 1) b.first = halve ? m / 2 : m;
+    b.total += m;
+    b.exchanged += !gathers ? m : halve ? m / 2 : 0;
     if (halve) m /= 2;
   }
-  if (!pow2) {
-    total += returns ? 2 * n : n;  // the fold's n (swap or whole) and the result's return
-    input = fold_halves ? n / 2 : n;
-  }
-  return total > 0 ? 1 - input / total : 0;
+  if (!pow2) b.total += returns ? 2 * n : n;  // the fold's n (swap or whole) and the return
+  return b;
+}
+
+/// The written share (Algorithm::written_share) of an all-reduce or reduce by strategy s on
+/// 2^d ranks, with the fold (fold_halves as in fold_cost) and, if `returns`, the result's
+/// return to the surplus rank when p is not 2^d: of the bytes of its β terms (hybrid_bytes),
+/// only the first step moves the caller's input or, when p is not 2^d, the fold does (n/2 when
+/// it swaps halves, else n): every later message carries data its sender combined or received.
+inline double hybrid_written_share(Strategy s, double n, int d, bool pow2, bool fold_halves,
+                                   bool returns) {
+  if (!(n > 0)) return 0;
+  const HybridBytes b = hybrid_bytes(s, n, d, pow2, returns, false);
+  const double input = pow2 ? b.first : fold_halves ? n / 2 : n;
+  return b.total > 0 ? 1 - input / b.total : 0;
 }
 
 /// The exchange share (Algorithm::exchange_share) of an all-reduce or reduce by strategy s on
@@ -116,18 +129,8 @@ inline double hybrid_written_share(Strategy s, double n, int d, bool pow2, bool 
 inline double hybrid_exchange_share(Strategy s, double n, int d, bool pow2, bool returns,
                                     bool gathers) {
   if (!(n > 0)) return 0;
-  double total = 0, exchanged = 0;
-  double m = n;
-  for (int j = d - 1; j >= 0; --j) {
-    const bool halve = ((s >> j) & 1u) != 0;
-    total += m;
-    exchanged += !gathers ? m : halve ? m / 2 : 0;
-    if (halve) m /= 2;
-  }
-  if (!pow2) {
-    total += returns ? 2 * n : n;
-  }
-  return total > 0 ? exchanged / total : 0;
+  const HybridBytes b = hybrid_bytes(s, n, d, pow2, returns, gathers);
+  return b.total > 0 ? b.exchanged / b.total : 0;
 }
 
 }  // namespace fabcoll::tuning

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <string>
@@ -222,28 +224,34 @@ TEST(Fit, CostPointsRecoverAlphaBeta) {
 // at p = 4 under a model whose written data costs 2.5 β (or 1.83 β, between the fit's steps) (each
 // time from the costed model, as the selector predicts it) give back ω, α and β; the same times
 // with ω = 1 give ω = 1.
+// Exact cost points at p = 4 of every non-pipelined algorithm of `colls` under `truth`: the
+// terms of linear_cost_terms, the time truth predicts, the written and exchange shares.
+std::vector<CostPoint> cost_points(const CostModel& truth,
+                                   std::initializer_list<Collective> colls) {
+  std::vector<CostPoint> pts;
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+    if (std::find(colls.begin(), colls.end(), alg->coll) == colls.end()) continue;
+    for (double n : {64.0, 2048.0, 32768.0, 393216.0}) {
+      double a = 0, b = 0, c = 0;
+      if (!linear_cost_terms(*alg, n, 4, truth, a, b, c)) continue;
+      CostQuery q;
+      q.n = n;
+      q.p = 4;
+      q.k = 1;
+      q.m = truth;
+      pts.push_back({a, b, c, alg->predict(q), alg->written_share ? alg->written_share(q) : 0.0,
+                     alg->exchange_share ? alg->exchange_share(q) : 0.0});
+    }
+  }
+  return pts;
+}
+
 TEST(Fit, CostPointsRecoverTheWrittenFactor) {
   for (const double omega : {1.0, 2.5, 1.83}) {  // 1.83: between two steps of the grid
     CostModel truth{8e-6, 3e-10, 5e-11};
     truth.written = omega;
-    std::vector<CostPoint> pts;
-    for (const Algorithm* alg : all_algorithms()) {
-      if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
-      if (alg->coll != Collective::bcast && alg->coll != Collective::allreduce) continue;
-      for (double n : {64.0, 2048.0, 32768.0, 393216.0}) {
-        CostModel raw = truth;
-        raw.written = 1;
-        double a = 0, b = 0, c = 0;
-        if (!linear_cost_terms(*alg, n, 4, raw, a, b, c)) continue;
-        CostQuery q;
-        q.n = n;
-        q.p = 4;
-        q.k = 1;
-        q.m = truth;
-        const double f = alg->written_share ? alg->written_share(q) : 0.0;
-        pts.push_back({a, b, c, alg->predict(q), f});
-      }
-    }
+    std::vector<CostPoint> pts = cost_points(truth, {Collective::bcast, Collective::allreduce});
     ASSERT_GE(pts.size(), 8u);
     const WrittenFit wf = fit_cost_points_written(pts);
     const bool on_grid = std::fabs(omega * 20 - std::round(omega * 20)) < 1e-9;
@@ -266,25 +274,8 @@ TEST(Fit, CostPointsRecoverTheExchangeFactor) {
     CostModel truth{8e-6, 3e-10, 5e-11};
     truth.written = omega;
     truth.exchange_alpha = truth.exchange_beta = chi;
-    std::vector<CostPoint> pts;
-    for (const Algorithm* alg : all_algorithms()) {
-      if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
-      if (alg->coll != Collective::bcast && alg->coll != Collective::allreduce &&
-          alg->coll != Collective::allgather)
-        continue;
-      for (double n : {64.0, 2048.0, 32768.0, 393216.0}) {
-        double a = 0, b = 0, c = 0;
-        if (!linear_cost_terms(*alg, n, 4, truth, a, b, c)) continue;
-        CostQuery q;
-        q.n = n;
-        q.p = 4;
-        q.k = 1;
-        q.m = truth;
-        const double f = alg->written_share ? alg->written_share(q) : 0.0;
-        const double e = alg->exchange_share ? alg->exchange_share(q) : 0.0;
-        pts.push_back({a, b, c, alg->predict(q), f, e});
-      }
-    }
+    const std::vector<CostPoint> pts =
+        cost_points(truth, {Collective::bcast, Collective::allreduce, Collective::allgather});
     ASSERT_GE(pts.size(), 12u);
     const WrittenFit wf = fit_cost_points_written(pts, 10, 0.5, 3);
     // A range that leaves out the true χ gives its nearest end.

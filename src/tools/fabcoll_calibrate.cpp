@@ -170,8 +170,8 @@ struct PingPong {
   // The same ping-pong bouncing one buffer (measure_pingpong's bounce_from; rank 0 only).
   std::vector<tuning::Point> written_medians;
   std::vector<tuning::Point> written_all;
-  // One exchange per repetition, both ranks sending n bytes to each other at once (quiet pair
-  // only; rank 0's times): what χα, χβ are measured from.
+  // Per repetition, the time per exchange of a chain of them, both ranks sending n bytes to
+  // each other at once (quiet pair only; rank 0's times): what χα, χβ are measured from.
   std::vector<tuning::Point> exchange_medians;
   std::vector<tuning::Point> exchange_all;
 };
@@ -256,7 +256,7 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
         }
       };
       const bool both = !all_pairs && bounce_from > 0 && n >= bounce_from;
-      // χ: right after each untouched round trip, one exchange (quiet pair only).
+      // χ: right after each untouched round trip, a chain of exchanges (quiet pair only).
       const bool exch = !all_pairs && time_exchanges;
       const auto round_trip_bytes = [&](std::size_t b) {
         check(fc_bcast(buf.data(), b, FC_BYTE, 0, pair), "bcast");

@@ -12,18 +12,23 @@
 //                 cores (the collectives then time-share the cores) every rank takes part
 //                 instead: pairs (0,1), (2,3), … exchange at once (--all-pairs), and the fit is
 //                 recorded as its own layout of the link class ("4 ranks on 2 cores").
+//                 Quiet pair only: from the single-copy threshold (shm) or 16 KiB up, a round
+//                 trip bouncing the sender's own buffer (ω, written data), and after every
+//                 untouched round trip a chain of exchanges (χα, χβ: both ranks sending at once).
 //   1b overhead   the sender's overhead o (LogP's o), in the ping-pong's layout: a burst of
 //                 small sends to a peer that pre-posted its receives, per send (see
 //                 measure_overhead); clamped to [0, α]. Before 3b, whose formulas use it.
 //   2 fit         weighted (relative) least squares, two segments where a protocol break helps.
 //   3 gamma       ReduceOp::combine_left on buffers of 16 KiB … 4 MiB, rank 0 alone.
 //   3b layout     only with more ranks than cores (--oversubscribed-fit collectives): α, β
-//                 refitted to timed non-pipelined bcast / all-reduce / all-gather runs.
+//                 refitted to timed non-pipelined bcast / all-reduce / all-gather runs, with ω
+//                 and one χ (profiles over their grids), timed as the validation times them.
 //   4 tables      crossover tables and k rules for p ranks under the fitted model.
 //   5 validate    each eligible algorithm forced with FABCOLL_<COLL>_ALGORITHM (and its packet
 //                 count from the fitted model via FABCOLL_<COLL>_PACKET) at sizes around each
 //                 crossover; time = median over samples of the slowest rank's time per call in
-//                 a batch of calls with a moving root (see the loop for why).
+//                 a batch of calls with a moving root (time_candidates says why); then the
+//                 ping-pong once more, its drift against the first reported.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>

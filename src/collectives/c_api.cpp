@@ -249,9 +249,7 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
     std::fprintf(stderr, "%s\n", notice.c_str());
   if (single_copy > 0) {
     fabcoll::LinkModel l = c.world.comm->link();
-    l.below.pull_bytes = l.above.pull_bytes = single_copy;
-    // ω from the single-copy threshold up (CostModel::written_from).
-    l.below.written_from = l.above.written_from = single_copy;
+    l.set_single_copy(single_copy);
     c.world.comm->set_link(l);
   }
   // Every rank must choose the same algorithms, so every rank uses rank 0's model (hosts may

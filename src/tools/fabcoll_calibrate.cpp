@@ -506,11 +506,7 @@ tuning::LinkModel link_model(const tuning::TuningFile& f, const std::string& lin
       tuning::link_model_for(f, link, p).value_or(tuning::LinkModel::uniform(fabcoll::CostModel{}));
   // As a context sets it: inside a node, single-copy messages are read by their receiver, and
   // ω is charged from there (CostModel::written_from).
-  if (link == "shm") {
-    const double single_copy = fabcoll::shm::pull_bytes_from_environment();
-    m.below.pull_bytes = m.above.pull_bytes = single_copy;
-    m.below.written_from = m.above.written_from = single_copy;
-  }
+  if (link == "shm") m.set_single_copy(fabcoll::shm::pull_bytes_from_environment());
   return m;
 }
 

@@ -103,7 +103,8 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
                                .c_str()
                          : "");
   std::printf(
-      "# a message its sender sends while it receives one (an exchange) costs %.2f alpha + "
+      "# a message whose sender receives, or whose receiver sends, while it is under way (an "
+      "exchange) costs %.2f alpha + "
       "%.2f beta a byte; 'exchange' is the share e of each algorithm's critical path in them\n",
       m.exchange_alpha, m.exchange_beta);
   std::printf("%-24s %14s %10s %8s %8s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment",
@@ -310,11 +311,7 @@ int main(int argc, char** argv) {
                                   : std::string());
       }
     }
-    if (!cls.starts_with("ofi")) {
-      model.below.pull_bytes = model.above.pull_bytes = single_copy;
-      // As a context sets it (CostModel::written_from).
-      model.below.written_from = model.above.written_from = single_copy;
-    }
+    if (!cls.starts_with("ofi")) model.set_single_copy(single_copy);  // as a context does
     return explain(explain_args[0], bytes, p, noncommutative, model, source);
   }
   std::printf("fabcoll %d.%d.%d\n", FABCOLL_VERSION_MAJOR, FABCOLL_VERSION_MINOR,

@@ -72,6 +72,13 @@ struct LinkModel {
   /// One segment: the texts' model.
   static LinkModel uniform(const CostModel& m) { return LinkModel{m, m, 0}; }
   [[nodiscard]] bool has_break() const { return break_bytes > 0; }
+  /// Inside a node, from shm's single-copy threshold up: messages are read by their receiver
+  /// (CostModel::pull_bytes) and carry ω (CostModel::written_from), in both segments. The one
+  /// rule the context, fabcoll-info and fabcoll-calibrate apply.
+  void set_single_copy(double bytes) {
+    below.pull_bytes = above.pull_bytes = bytes;
+    below.written_from = above.written_from = bytes;
+  }
   /// The segment that holds a message of `bytes`.
   [[nodiscard]] const CostModel& at(double bytes) const {
     return has_break() && bytes >= break_bytes ? above : below;

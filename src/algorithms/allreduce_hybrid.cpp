@@ -34,9 +34,11 @@ namespace fabcoll::algorithms {
 namespace {
 
 // A range of elements [lo, hi) of the vector.
+// No default member initialisers: the 32-entry array below is left uninitialised (zeroing
+// it was 6% of an 8-byte all-reduce's instructions).
 struct Segment {
-  std::size_t lo = 0;
-  std::size_t hi = 0;
+  std::size_t lo;
+  std::size_t hi;
   [[nodiscard]] std::size_t size() const { return hi - lo; }
 };
 
@@ -113,7 +115,7 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
   // positions that agree with v above bit t (a contiguous block of ranks); the halves handed
   // away are remembered in `given` for the unwinding.
   const int v = cube.vrank(me);
-  std::array<Segment, 32> given{};
+  std::array<Segment, 32> given;  // given[t] is set by halving step t before it is read
   Segment mine{0, count};
   for (int t = 0; t < d; ++t) {
     const int pv = Hypercube::partner(v, t);

@@ -219,11 +219,16 @@ CostModel run_model(const Comm& comm, const Algorithm& alg, const CollArgs& args
   return alg.costed(q);
 }
 
-const Algorithm& planned(Comm& comm, CollArgs& args, bool& above, CostModel& model) {
+/// model: the model alg runs with. It points into comm's plan cache (valid until the next
+/// call is planned on comm; a blocking call uses it in place) or, for the uncached
+/// v-collectives, at `fresh`.
+const Algorithm& planned(Comm& comm, CollArgs& args, bool& above, const CostModel*& model,
+                         CostModel& fresh) {
   if (args.coll == Collective::allgatherv || args.coll == Collective::alltoallv) {
     const Algorithm& alg = select_algorithm(comm, args);
     above = apply_segment(comm, alg, args);
-    model = run_model(comm, alg, args, above);
+    fresh = run_model(comm, alg, args, above);
+    model = &fresh;
     return alg;
   }
   Comm::Plan key;
@@ -236,17 +241,16 @@ const Algorithm& planned(Comm& comm, CollArgs& args, bool& above, CostModel& mod
   if (const Comm::Plan* hit = comm.find_plan(key)) {
     args.packets = hit->packets;
     above = hit->above_break;
-    model = hit->model;
+    model = &hit->model;
     return *static_cast<const Algorithm*>(hit->algorithm);
   }
   const Algorithm& alg = select_algorithm(comm, args);
   above = apply_segment(comm, alg, args);
-  model = run_model(comm, alg, args, above);
   key.algorithm = &alg;
   key.packets = args.packets;
   key.above_break = above;
-  key.model = model;
-  comm.store_plan(std::move(key));
+  key.model = run_model(comm, alg, args, above);
+  model = &comm.store_plan(std::move(key)).model;
   return alg;
 }
 
@@ -268,7 +272,9 @@ Task<> run_collective(Comm& comm, CollArgs args, const Algorithm* alg) {
   // strategy or the grid's dimensions, follow the same segment and the same written share).
   CostModel model;
   if (alg == nullptr) {
-    alg = &planned(comm, args, above, model);
+    const CostModel* plan_model = nullptr;
+    alg = &planned(comm, args, above, plan_model, model);
+    model = *plan_model;  // a copy: this task may outlive the plan cache's entry
   } else {
     above = apply_segment(comm, *alg, args);
     model = run_model(comm, *alg, args, above);
@@ -622,15 +628,17 @@ void CollRequest::wait(double timeout_seconds) {
   finish();
 }
 
-void run_collective_blocking(Comm& comm, Progress& progress, CollArgs args) {
+void run_collective_blocking(Comm& comm, Progress& progress, CollArgs& args) {
   // run_collective without its own coroutine frame: the plan and the channel live on this
-  // stack for the whole call, the algorithm's task is driven directly.
+  // stack for the whole call, the algorithm's task is driven directly. No other call is
+  // planned on comm before this one returns, so the channel uses the plan's model in place.
   if (comm.broken()) raise(Errc::broken, comm.broken_reason());
   bool above = false;
-  CostModel model;
-  const Algorithm& alg = planned(comm, args, above, model);
+  const CostModel* model = nullptr;
+  CostModel fresh;
+  const Algorithm& alg = planned(comm, args, above, model, fresh);
   with_input(alg, args);
-  Channel ch(comm, comm.next_sequence(), &model);
+  Channel ch(comm, comm.next_sequence(), model);
   CollRequest r(comm, progress, alg.run(ch, args));
   r.wait(progress.timeout_seconds());
 }

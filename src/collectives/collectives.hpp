@@ -71,8 +71,9 @@ class CollRequest {
 };
 
 /// run_blocking(run_collective(comm, args)) with one coroutine frame less (the blocking
-/// calls of the C API).
-void run_collective_blocking(Comm& comm, Progress& progress, CollArgs args);
+/// calls of the C API). args must be validated; it is changed (the packet count, the input's
+/// place).
+void run_collective_blocking(Comm& comm, Progress& progress, CollArgs& args);
 
 /// Blocking helper: start, then wait with FABCOLL_TIMEOUT.
 void run_blocking(Comm& comm, Progress& progress, Task<> task);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,10 +82,11 @@ class Comm {
     return nullptr;
   }
   /// Bounded: the oldest plan makes room (a sweep over sizes keeps the recent ones).
-  void store_plan(Plan p) {
+  const Plan& store_plan(Plan p) {
     constexpr std::size_t kMaxPlans = 64;
     if (plans_.size() >= kMaxPlans) plans_.erase(plans_.begin());
     plans_.push_back(std::move(p));
+    return plans_.back();
   }
   /// The model changed: every cached choice may be wrong.
   void clear_plans() { plans_.clear(); }
@@ -112,7 +114,9 @@ class Comm {
     std::size_t capacity;
   };
   std::vector<Free> free_;
-  std::vector<Plan> plans_;
+  // A deque: a plan stays where it is while newer ones are stored (a blocking call runs with
+  // its plan's model in place).
+  std::deque<Plan> plans_;
 };
 
 /// Tag layout: communicator id (20 bits) | sequence (28 bits) | step (16 bits). Steps wrap;

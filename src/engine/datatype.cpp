@@ -348,7 +348,8 @@ KernelFn builtin_kernel(fc_datatype_t dt, fc_op_t op) noexcept {
 }
 
 ReduceOp::ReduceOp(fc_op_t op, fc_datatype_t dt) : op_(op), dt_(dt), elem_(datatype_size(dt)) {
-  if (!datatype_valid(dt)) {
+  // On every reduction call's path: one size switch and one table lookup.
+  if (elem_ == 0) {
     raise(Errc::invalid_datatype, "unknown datatype " + std::to_string(static_cast<int>(dt)));
   }
   if (op >= kUserOpBase) {
@@ -360,8 +361,9 @@ ReduceOp::ReduceOp(fc_op_t op, fc_datatype_t dt) : op_(op), dt_(dt), elem_(datat
   if (op < 0 || op >= FC_OP_BUILTIN_COUNT_) {
     raise(Errc::invalid_op, "unknown reduction operator " + std::to_string(op));
   }
-  kernel_ = builtin_kernel(dt, op);
-  kernel3_ = tables().three[dt][op];
+  const Tables& k = tables();
+  kernel_ = k.two[dt][op];
+  kernel3_ = k.three[dt][op];
   if (kernel_ == nullptr) {
     raise(Errc::invalid_op, std::string("operator ") + op_name(op) +
                                 " is not defined for datatype " + datatype_name(dt));

@@ -210,7 +210,8 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   int local_ranks = 0;
   for (const std::string& n : nodes.node_of)
     local_ranks += n == nodes.node_of[static_cast<std::size_t>(rank)] ? 1 : 0;
-  init_context(c, *c.router, rank, size, local_ranks);
+  fabcoll::Transport* sole = c.router->sole();
+  init_context(c, sole != nullptr ? *sole : *c.router, rank, size, local_ranks);
   // The cost model: the calibrated one for this machine (fabcoll-calibrate's tuning file), else
   // built-in defaults for the slowest link class in use, with a one-line notice on rank 0.
   const bool fabric = c.ofi && (mode == "ofi" || nodes.nodes > 1);

@@ -144,6 +144,12 @@ void Channel::copy(MutableBytes dst, ConstBytes src) const {
 }
 
 MutableBytes Channel::scratch(std::size_t bytes) {
+  const std::size_t rounded = (bytes + 63) / 64 * 64;  // each block starts on a cache line
+  if (rounded <= kSmallScratch - small_used_) {
+    std::byte* p = small_ + small_used_;
+    small_used_ += rounded;
+    return {p, bytes};
+  }
   std::size_t capacity = 0;
   std::byte* p = comm_->acquire_scratch(bytes, capacity);
   if (ninline_ < kInline) {

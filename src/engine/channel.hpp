@@ -124,6 +124,11 @@ class Channel {
   Block inline_[kInline] = {};
   std::size_t ninline_ = 0;
   std::vector<Block> spill_;
+  // Small scratch (a small message's receive buffer) comes from the channel itself: no pool
+  // search and no release per call. Left uninitialised.
+  static constexpr std::size_t kSmallScratch = 256;
+  std::size_t small_used_ = 0;
+  alignas(64) std::byte small_[kSmallScratch];
 };
 
 }  // namespace fabcoll

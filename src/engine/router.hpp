@@ -23,6 +23,15 @@ class Router final : public Transport {
                ? route_[static_cast<std::size_t>(peer)]
                : nullptr;
   }
+  /// The one transport that reaches every peer, or nullptr (several, or a peer unreached). A
+  /// context hands it to its communicators in place of the router: each post and each poll
+  /// then costs one virtual call less (an 8-byte all-reduce makes two posts and dozens of polls).
+  [[nodiscard]] Transport* sole() const {
+    if (members_.size() != 1) return nullptr;
+    for (const Transport* t : route_)
+      if (t == nullptr) return nullptr;
+    return members_.front();
+  }
   [[nodiscard]] const char* name() const override { return "router"; }
   void post_send(PostedOp* op) override {
     if (Transport* t = checked(op)) t->post_send(op);

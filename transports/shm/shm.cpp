@@ -158,6 +158,14 @@ Endpoint::Endpoint(Store& store, int world_rank, std::vector<int> local_ranks,
     if (li_ == 0) ::shm_unlink(name_.c_str());
     raise(Errc::transport, sys_error("shm: mmap"));
   }
+  // The rings of this rank (to and from each local rank), located once: a send and every poll
+  // use them.
+  for (std::size_t li = 0; li < n; ++li) {
+    std::byte* rings = static_cast<std::byte*>(base_) + Layout::rings_offset(n);
+    const auto me = static_cast<std::size_t>(li_);
+    out_rings_.push_back(rings + (me * n + li) * sizeof(Ring));
+    in_rings_.push_back(rings + (li * n + me) * sizeof(Ring));
+  }
   if (li_ == 0) {
     header_of(base_)->magic = kMagic;
     header_of(base_)->nlocal = static_cast<std::uint32_t>(n);
@@ -235,9 +243,7 @@ int Endpoint::local_index(int world_rank) const {
 
 bool Endpoint::write_frame(int li, std::uint32_t kind, std::uint64_t tag, std::uint64_t total,
                            std::uint64_t offset, const void* payload, std::uint32_t len) {
-  const std::size_t n = local_.size();
-  auto* ring = reinterpret_cast<Ring*>(static_cast<std::byte*>(base_) + Layout::rings_offset(n) +
-                                       (static_cast<std::size_t>(li_) * n + li) * sizeof(Ring));
+  auto* ring = static_cast<Ring*>(out_rings_[static_cast<std::size_t>(li)]);
   const std::uint64_t fs = round_up(sizeof(Frame) + len, kFrameAlign);
   std::uint64_t head = ring->head.load(std::memory_order_relaxed);
   std::uint64_t pos = head % kRingBytes;
@@ -546,9 +552,7 @@ void Endpoint::on_fin(std::uint64_t send_id, std::uint32_t status) {
 }
 
 bool Endpoint::consume(int li) {
-  const std::size_t n = local_.size();
-  auto* ring = reinterpret_cast<Ring*>(static_cast<std::byte*>(base_) + Layout::rings_offset(n) +
-                                       (static_cast<std::size_t>(li) * n + li_) * sizeof(Ring));
+  auto* ring = static_cast<Ring*>(in_rings_[static_cast<std::size_t>(li)]);
   std::uint64_t tail = ring->tail.load(std::memory_order_relaxed);
   bool any = false;
   for (;;) {

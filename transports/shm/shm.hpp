@@ -134,6 +134,8 @@ class Endpoint final : public Transport {
   std::vector<int> index_of_;  // world rank -> local index (-1: not on this node)
   std::string name_;
   void* base_ = nullptr;
+  std::vector<void*> out_rings_;  // local index -> the ring we write to it
+  std::vector<void*> in_rings_;   // local index -> the ring it writes to us
   std::size_t bytes_ = 0;
   bool unlinked_ = false;
   std::uint64_t cma_threshold_;

@@ -36,6 +36,10 @@ class Router final : public Transport {
   void post_send(PostedOp* op) override {
     if (Transport* t = checked(op)) t->post_send(op);
   }
+  bool send_now(int peer, std::uint64_t tag, const std::byte* data, std::size_t size) override {
+    Transport* t = route(peer);
+    return t != nullptr && t->send_now(peer, tag, data, size);
+  }
   void post_recv(PostedOp* op) override {
     if (Transport* t = checked(op)) t->post_recv(op);
   }

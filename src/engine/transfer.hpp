@@ -206,6 +206,13 @@ class Transport {
   virtual ~Transport() = default;
   [[nodiscard]] virtual const char* name() const = 0;
   virtual void post_send(PostedOp* op) = 0;
+  /// Sends `size` bytes to `peer` at once if that needs no operation to track (a small message
+  /// with room for it and nothing queued ahead: the send is then complete); false to go through
+  /// post_send. Spares the small sends of shm an op each (allocated, posted, awaited, freed).
+  virtual bool send_now(int /*peer*/, std::uint64_t /*tag*/, const std::byte* /*data*/,
+                        std::size_t /*size*/) {
+    return false;
+  }
   virtual void post_recv(PostedOp* op) = 0;
   /// Local computation of op->delay seconds: a virtual-time wait on sim, done at once elsewhere.
   virtual void post_delay(PostedOp* op) { op->complete(); }

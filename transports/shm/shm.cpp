@@ -269,7 +269,25 @@ bool Endpoint::write_frame(int li, std::uint32_t kind, std::uint64_t tag, std::u
   return true;
 }
 
+bool Endpoint::send_now(int peer, std::uint64_t tag, const std::byte* data, std::size_t size) {
+  const int li = local_index(peer);
+  if (li < 0) return false;  // post_send fails it
+  const SendState& s = sends_[static_cast<std::size_t>(li)];
+  // The common small case: nothing queued ahead, one frame, room in the ring.
+  if (!s.queue.empty() || !s.fins.empty() || s.zero_fill != 0 || size >= cma_threshold_ ||
+      size > kMaxFragment ||
+      !write_frame(li, kData, tag, size, 0, data, static_cast<std::uint32_t>(size)))
+    return false;
+  ++stats_.messages;
+  stats_.bytes_ring += size;
+  return true;
+}
+
 void Endpoint::post_send(PostedOp* op) {
+  if (send_now(op->peer, op->tag, op->send_data, op->size)) {
+    op->complete();
+    return;
+  }
   const int li = local_index(op->peer);
   if (li < 0) {
     op->fail(Errc::invalid_argument,
@@ -277,17 +295,7 @@ void Endpoint::post_send(PostedOp* op) {
     return;
   }
   ++stats_.messages;
-  SendState& s = sends_[static_cast<std::size_t>(li)];
-  // The common small case: nothing queued ahead, one frame, room in the ring.
-  if (s.queue.empty() && s.fins.empty() && s.zero_fill == 0 && op->size < cma_threshold_ &&
-      op->size <= kMaxFragment &&
-      write_frame(li, kData, op->tag, op->size, 0, op->send_data,
-                  static_cast<std::uint32_t>(op->size))) {
-    stats_.bytes_ring += op->size;
-    op->complete();
-    return;
-  }
-  s.queue.push_back(op);
+  sends_[static_cast<std::size_t>(li)].queue.push_back(op);
   pump(li);
 }
 

@@ -59,6 +59,7 @@ class Endpoint final : public Transport {
   [[nodiscard]] const char* name() const override { return "shm"; }
   [[nodiscard]] bool can_reach(int world_rank) const;
   void post_send(PostedOp* op) override;
+  bool send_now(int peer, std::uint64_t tag, const std::byte* data, std::size_t size) override;
   void post_recv(PostedOp* op) override;
   [[nodiscard]] bool folds_receive(int peer) const override {
     return fold_ && local_index(peer) >= 0;

@@ -192,6 +192,7 @@ int fc_test(fc_request_t* req, int* done);
 int fc_mem_register(fc_context_t ctx, void* buf, size_t len, fc_mem_t* mem);
 int fc_mem_deregister(fc_mem_t* mem);
 
+/* fn runs inside fabcoll's progress (while a collective combines): it must not call fabcoll. */
 int fc_op_create(fc_user_fn fn, int commutative, fc_op_t* op);
 int fc_op_free(fc_op_t* op);
 

@@ -148,7 +148,8 @@ void Channel::copy(MutableBytes dst, ConstBytes src) const {
 }
 
 MutableBytes Channel::scratch(std::size_t bytes) {
-  const std::size_t rounded = (bytes + 63) / 64 * 64;  // each block starts on a cache line
+  constexpr std::size_t kAlign = alignof(std::max_align_t);  // as malloc'd scratch
+  const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   if (rounded <= kSmallScratch - small_used_) {
     std::byte* p = small_ + small_used_;
     small_used_ += rounded;

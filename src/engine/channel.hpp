@@ -125,10 +125,12 @@ class Channel {
   std::size_t ninline_ = 0;
   std::vector<Block> spill_;
   // Small scratch (a small message's receive buffer) comes from the channel itself: no pool
-  // search and no release per call. Left uninitialised.
+  // search and no release per call. Left uninitialised. Aligned as malloc's memory, no more: a
+  // channel may live in a coroutine frame, which g++ allocates with operator new(size_t) and
+  // does not over-align.
   static constexpr std::size_t kSmallScratch = 256;
   std::size_t small_used_ = 0;
-  alignas(64) std::byte small_[kSmallScratch];
+  alignas(alignof(std::max_align_t)) std::byte small_[kSmallScratch];
 };
 
 }  // namespace fabcoll

@@ -114,8 +114,10 @@ class Comm {
     std::size_t capacity;
   };
   std::vector<Free> free_;
-  // A deque: a plan stays where it is while newer ones are stored (a blocking call runs with
-  // its plan's model in place).
+  // A deque: storing a plan moves no other (a blocking call runs with its plan's model in
+  // place). Only eviction past 64 plans, set_link and clear_plans destroy plans; none runs on
+  // a communicator while a blocking call on it is under way (user operators must not call
+  // fabcoll: fabcoll.h).
   std::deque<Plan> plans_;
 };
 

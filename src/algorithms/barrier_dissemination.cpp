@@ -10,6 +10,7 @@
 //   round 2: 0→4 1→5 …            (no pairing: every rank sends one and receives one signal)
 #include "algorithms/algorithms.hpp"
 #include "patterns/binomial_tree.hpp"
+#include "patterns/rank_mod.hpp"
 
 namespace fabcoll::algorithms {
 
@@ -20,8 +21,8 @@ Task<> barrier_dissemination(Channel& ch) {
   for (int k = 0; k < rounds; ++k) {
     const int dist = 1 << k;
     const auto step = static_cast<std::uint32_t>(k);
-    Transfer out = ch.send((me + dist) % p, ConstBytes{}, step);
-    Transfer in = ch.recv((me - dist + p) % p, MutableBytes{}, step);
+    Transfer out = ch.send(rank_mod(me + dist, p), ConstBytes{}, step);
+    Transfer in = ch.recv(rank_mod(me - dist, p), MutableBytes{}, step);
     co_await in;  // round k+1 may only signal once round k's signal has arrived
     co_await out;
   }

@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "patterns/rank_mod.hpp"
+
 namespace fabcoll {
 
 class BinomialTree {
@@ -26,8 +28,8 @@ class BinomialTree {
   BinomialTree(int p, int root) : p_(p), root_(root) {}
 
   [[nodiscard]] int size() const { return p_; }
-  [[nodiscard]] int vrank(int rank) const { return (rank - root_ + p_) % p_; }
-  [[nodiscard]] int rank(int vrank) const { return (vrank + root_) % p_; }
+  [[nodiscard]] int vrank(int rank) const { return rank_mod(rank - root_, p_); }
+  [[nodiscard]] int rank(int vrank) const { return rank_mod(vrank + root_, p_); }
   /// ⌈log2 p⌉: the height of the tree.
   [[nodiscard]] int height() const { return ceil_log2(p_); }
 

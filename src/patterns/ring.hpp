@@ -11,6 +11,8 @@
 
 #include <cstddef>
 
+#include "patterns/rank_mod.hpp"
+
 namespace fabcoll {
 
 class Ring {
@@ -18,7 +20,7 @@ class Ring {
   explicit Ring(int p) : p_(p) {}
 
   [[nodiscard]] int size() const { return p_; }
-  [[nodiscard]] int mod(int x) const { return ((x % p_) + p_) % p_; }
+  [[nodiscard]] int mod(int x) const { return rank_mod(x, p_); }
   /// The neighbour a rank receives from.
   [[nodiscard]] int left(int r) const { return mod(r - 1); }
   /// The neighbour a rank sends to.

@@ -6,9 +6,19 @@
 
 #include "patterns/binomial_tree.hpp"
 #include "patterns/hypercube.hpp"
+#include "patterns/rank_mod.hpp"
 
 namespace fabcoll {
 namespace {
+
+TEST(RankMod, MatchesTheDivisionForEveryRemainder) {
+  for (int p = 1; p <= 17; ++p) {
+    for (int x = -4 * p - 3; x <= 4 * p + 3; ++x) {
+      const int want = ((x % p) + p) % p;
+      EXPECT_EQ(rank_mod(x, p), want) << "x = " << x << ", p = " << p;
+    }
+  }
+}
 
 TEST(BinomialTree, SpansEveryRankOnceForAnyRoot) {
   for (int p = 1; p <= 130; ++p) {

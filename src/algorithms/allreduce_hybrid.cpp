@@ -57,7 +57,7 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
   const Hypercube cube{ch.size()};
   const int me = ch.rank();
   const int d = cube.dim();
-  const std::size_t count = buf.size() / elem_size;
+  const std::size_t count = elements_in(buf.size(), elem_size);
   // A separate input is read by the first exchange only: it sends from the input and combines
   // input ⊕ received straight into buf (ranks in a fold, and p = 1, copy it in first instead).
   bool separate = !input.empty() && input.data() != buf.data();

@@ -306,9 +306,10 @@ void need_root(const Comm& comm, int root) {
 }
 
 std::size_t checked_mul(std::size_t a, std::size_t b) {
-  if (b != 0 && a > std::numeric_limits<std::size_t>::max() / b)
+  std::size_t product = 0;  // no division: this is on every call's path
+  if (__builtin_mul_overflow(a, b, &product))
     raise(Errc::invalid_count, "count overflows the address space");
-  return a * b;
+  return product;
 }
 
 const void* const kInPlace = reinterpret_cast<const void*>(1);

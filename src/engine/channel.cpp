@@ -114,25 +114,27 @@ Transfer Channel::compute(MutableBytes out) {
 }
 
 Transfer Channel::combine_left(const ReduceOp& op, ConstBytes in, MutableBytes inout) {
-  if (!phantom()) op.combine_left(in.data(), inout.data(), inout.size() / op.elem_size());
+  if (!phantom())
+    op.combine_left(in.data(), inout.data(), elements_in(inout.size(), op.elem_size()));
   return compute(inout);
 }
 
 Transfer Channel::combine_right(const ReduceOp& op, MutableBytes inout, ConstBytes in) {
-  if (!phantom()) op.combine_right(inout.data(), in.data(), inout.size() / op.elem_size());
+  if (!phantom())
+    op.combine_right(inout.data(), in.data(), elements_in(inout.size(), op.elem_size()));
   return compute(inout);
 }
 
 Transfer Channel::combine_into(const ReduceOp& op, ConstBytes left, ConstBytes right,
                                MutableBytes out) {
   if (!phantom() && !out.empty()) {
-    const std::size_t es = op.elem_size();
+    const std::size_t n = elements_in(out.size(), op.elem_size());
     if (out.data() == left.data()) {
-      op.combine_right(out.data(), right.data(), out.size() / es);
+      op.combine_right(out.data(), right.data(), n);
     } else if (out.data() == right.data()) {
-      op.combine_left(left.data(), out.data(), out.size() / es);
+      op.combine_left(left.data(), out.data(), n);
     } else {
-      op.combine_to(left.data(), right.data(), out.data(), out.size() / es);
+      op.combine_to(left.data(), right.data(), out.data(), n);
     }
   }
   return compute(out);

@@ -14,17 +14,17 @@ void RecvFold::apply(std::size_t offset, const std::byte* data, std::size_t len)
   const std::byte* oth = other + offset;
   if (o == oth) {  // in place: the native direction of each side
     if (received_left) {
-      op->combine_left(data, o, len / es);
+      op->combine_left(data, o, elements_in(len, es));
     } else {
-      op->combine_right(o, data, len / es);
+      op->combine_right(o, data, elements_in(len, es));
     }
     return;
   }
   // Out of place.
   if (received_left) {
-    op->combine_to(data, oth, o, len / es);
+    op->combine_to(data, oth, o, elements_in(len, es));
   } else {
-    op->combine_to(oth, data, o, len / es);
+    op->combine_to(oth, data, o, elements_in(len, es));
   }
 }
 
@@ -33,9 +33,9 @@ void RecvFold::apply_landed(std::size_t offset, std::size_t len) const {
   std::byte* o = out + offset;
   const std::byte* oth = other + offset;
   if (received_left) {
-    op->combine_right(o, oth, len / es);  // out = recv ⊕ other, recv in out
+    op->combine_right(o, oth, elements_in(len, es));  // out = recv ⊕ other, recv in out
   } else {
-    op->combine_left(oth, o, len / es);  // out = other ⊕ recv
+    op->combine_left(oth, o, elements_in(len, es));  // out = other ⊕ recv
   }
 }
 

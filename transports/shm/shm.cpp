@@ -377,8 +377,8 @@ void Endpoint::deliver(PostedOp* op, std::uint64_t offset, const std::byte* data
   // its last byte arrives.
   const std::size_t es = op->fold.op->elem_size();
   const std::size_t end = offset + len;
-  const std::size_t first = (offset + es - 1) / es * es;  // first element boundary >= offset
-  const std::size_t last = end / es * es;                 // last element boundary <= end
+  const std::size_t first = elements_in(offset + es - 1, es) * es;  // first boundary >= offset
+  const std::size_t last = elements_in(end, es) * es;               // last boundary <= end
   if (first > offset) {
     std::memcpy(op->recv_data + offset, data, std::min(first, end) - offset);
     if (first <= end) op->fold.apply(first - es, op->recv_data + (first - es), es);

@@ -41,8 +41,9 @@ Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const Reduc
     for (std::size_t i = 0; i < children.size(); ++i) {
       const std::size_t c = children.size() - 1 - i;
       // The children hold higher ranks' data: the right operand.
-      RecvCombine arrived =
-          ch.recv_combine(children[c], tmp, op, i == 0 ? in : ConstBytes(acc), acc, false);
+      // The child only waits for its buffer: release it before combining.
+      RecvCombine arrived = ch.recv_combine(children[c], tmp, op, i == 0 ? in : ConstBytes(acc),
+                                            acc, false, 0, /*release_sender_first=*/true);
       co_await arrived;
     }
     if (children.empty()) ch.copy(acc, in);  // a root without children (p = 1)

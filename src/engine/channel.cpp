@@ -52,7 +52,8 @@ Transfer Channel::recv(int peer, MutableBytes data, std::uint32_t step) {
 }
 
 RecvCombine Channel::recv_combine(int peer, MutableBytes tmp, const ReduceOp& op, ConstBytes other,
-                                  MutableBytes out, bool received_left, std::uint32_t step) {
+                                  MutableBytes out, bool received_left, std::uint32_t step,
+                                  bool release_sender_first) {
   const int world = comm_->world_rank(peer);
   Transport& t = comm_->transport();
   RecvCombine rc;
@@ -68,7 +69,7 @@ RecvCombine Channel::recv_combine(int peer, MutableBytes tmp, const ReduceOp& op
     posted->tag = make_tag(comm_->cid(), seq_, step);
     posted->recv_data = tmp.data();
     posted->size = out.size();
-    posted->fold = RecvFold{&op, other.data(), out.data(), received_left};
+    posted->fold = RecvFold{&op, other.data(), out.data(), received_left, release_sender_first};
     rc.recv_ = post(posted, OpKind::recv);
     return rc;
   }

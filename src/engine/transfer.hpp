@@ -49,6 +49,10 @@ struct RecvFold {
   const std::byte* other = nullptr;  // the second operand; equals out or is disjoint from it
   std::byte* out = nullptr;
   bool received_left = false;  // out = recv ⊕ other; else out = other ⊕ recv
+  /// Release the sender first: a transport that reads the message from the sender's buffer
+  /// may read all of it before it combines any, so that the sender, waiting for its buffer
+  /// only, is released after the read instead of after the combines (Channel::recv_combine).
+  bool release_sender_first = false;
 
   /// out[offset, offset + len) = recv ⊕ other (or other ⊕ recv) over those bytes, where
   /// data holds the received bytes [offset, offset + len); len is whole elements.

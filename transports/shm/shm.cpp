@@ -465,6 +465,9 @@ int Endpoint::cma_read_all(int li, PostedOp* op, std::uint64_t addr, std::uint64
     // other disjoint from out: each chunk lands in out itself and is folded there (out's lines
     // are then in this core's cache, written once; no staging buffer).
     const bool landed = op->fold.other != op->fold.out;
+    // Every piece read before any is folded: the FIN (below, after the last read) then frees
+    // the sender before the combines.
+    const bool read_first = landed && op->fold.release_sender_first;
     if (!landed && fold_buf_.size() < chunk) fold_buf_.resize(chunk);
     while (off < size) {
       // Read one chunk of whole elements (the last may be short), then fold it.
@@ -484,13 +487,18 @@ int Endpoint::cma_read_all(int li, PostedOp* op, std::uint64_t addr, std::uint64
       }
       // Measured p = 2 binomial reduce of 1 MiB: the sender waited for the combine too.
       if (off + want == size) send_fin(li, send_id, 0);
-      if (landed) {
+      if (!landed) {
+        deliver(op, off, fold_buf_.data(), want);
+      } else if (!read_first) {
         op->fold.apply_landed(off, want);
         stats_.bytes_folded += want;
-      } else {
-        deliver(op, off, fold_buf_.data(), want);
       }
       off += want;
+    }
+    for (std::uint64_t at = 0; read_first && at < size; at += chunk) {
+      const std::size_t len = std::min<std::uint64_t>(chunk, size - at);
+      op->fold.apply_landed(at, len);
+      stats_.bytes_folded += len;
     }
     if (size == 0) send_fin(li, send_id, 0);  // no piece was read (FABCOLL_SHM_CMA_THRESHOLD=0)
     return 0;

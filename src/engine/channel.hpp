@@ -103,8 +103,8 @@ class Channel {
   /// reduce tree's child). Where the transport reads the message from the sender's buffer
   /// (shm single copy, other disjoint from out) it reads all of it before it combines, and
   /// frees the sender after the read; the combine then no longer finds each piece in cache.
-  /// Measured p = 2 binomial reduce, 8 and 16 MiB (three alternating launches): the child's
-  /// time 3343–3834 against 4620–5111 µs, the root's 4666–5456 against 4708–5205 µs.
+  /// Measured p = 2 binomial reduce of 16 MiB (three launches each): the child's time
+  /// 3406–3574 against 4620–5111 µs before, the root's 4793–5011 against 4708–5205 µs.
   RecvCombine recv_combine(int peer, MutableBytes tmp, const ReduceOp& op, ConstBytes other,
                            MutableBytes out, bool received_left, std::uint32_t step = 0,
                            bool release_sender_first = false);

@@ -405,10 +405,7 @@ void Endpoint::on_data(int li, std::uint64_t tag, std::uint64_t total, std::uint
       posted_.erase(it);
       in.truncated = total > in.op->size;
     } else {
-      auto u = std::make_unique<Unexpected>();
-      u->src = src;
-      u->tag = tag;
-      u->total = total;
+      auto u = new_unexpected(src, tag, total);
       u->data.resize(total);
       in.u = u.get();
       unexpected_.push_back(std::move(u));
@@ -429,8 +426,8 @@ void Endpoint::on_data(int li, std::uint64_t tag, std::uint64_t total, std::uint
       const bool trunc = in.u->total > op->size;
       if (!trunc) deliver(op, 0, in.u->data.data(), in.u->total);
       const Unexpected* done = in.u;
-      unexpected_.erase(std::find_if(unexpected_.begin(), unexpected_.end(),
-                                     [&](const auto& p) { return p.get() == done; }));
+      drop_unexpected(std::find_if(unexpected_.begin(), unexpected_.end(),
+                                   [&](const auto& p) { return p.get() == done; }));
       finish_recv(op, in.total, trunc);
     }
   }
@@ -525,10 +522,7 @@ void Endpoint::on_rts(int li, std::uint64_t tag, std::uint64_t size, std::uint64
   const auto it = std::find_if(posted_.begin(), posted_.end(),
                                [&](const PostedOp* r) { return r->peer == src && r->tag == tag; });
   if (it == posted_.end()) {
-    auto u = std::make_unique<Unexpected>();
-    u->src = src;
-    u->tag = tag;
-    u->total = size;
+    auto u = new_unexpected(src, tag, size);
     u->rts = true;
     u->addr = addr;
     u->send_id = send_id;
@@ -606,6 +600,35 @@ bool Endpoint::consume(int li) {
   }
 }
 
+std::unique_ptr<Endpoint::Unexpected> Endpoint::new_unexpected(int src, std::uint64_t tag,
+                                                               std::uint64_t total) {
+  std::unique_ptr<Unexpected> u;
+  if (spare_.empty()) {
+    u = std::make_unique<Unexpected>();
+  } else {
+    u = std::move(spare_.back());
+    spare_.pop_back();
+    std::vector<std::byte> data = std::move(u->data);  // keeps its capacity
+    data.clear();
+    *u = Unexpected{};
+    u->data = std::move(data);
+  }
+  u->src = src;
+  u->tag = tag;
+  u->total = total;
+  return u;
+}
+
+void Endpoint::drop_unexpected(std::deque<std::unique_ptr<Unexpected>>::iterator it) {
+  // Kept for the next unexpected message: up to kSpareRecords records whose buffers hold at
+  // most kSpareBytes (a small message arriving before its receive then allocates nothing).
+  constexpr std::size_t kSpareRecords = 64;
+  constexpr std::size_t kSpareBytes = 16384;
+  if (spare_.size() < kSpareRecords && (*it)->data.capacity() <= kSpareBytes)
+    spare_.push_back(std::move(*it));
+  unexpected_.erase(it);
+}
+
 void Endpoint::post_recv(PostedOp* op) {
   const auto it = std::find_if(unexpected_.begin(), unexpected_.end(), [&](const auto& u) {
     return u->src == op->peer && u->tag == op->tag && u->claimed == nullptr;
@@ -628,7 +651,7 @@ void Endpoint::post_recv(PostedOp* op) {
       send_fin(li, u.send_id, 0);
     else
       err = cma_read(li, op, u.addr, total, u.send_id);
-    unexpected_.erase(it);
+    drop_unexpected(it);
     pump(li);
     if (err != 0) {
       op->fail(Errc::transport, std::string("shm: process_vm_readv failed: ") + std::strerror(err));
@@ -638,7 +661,7 @@ void Endpoint::post_recv(PostedOp* op) {
     return;
   }
   if (!trunc) deliver(op, 0, u.data.data(), total);
-  unexpected_.erase(it);
+  drop_unexpected(it);
   finish_recv(op, total, trunc);
 }
 

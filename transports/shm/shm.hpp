@@ -104,6 +104,10 @@ class Endpoint final : public Transport {
   };
 
   [[nodiscard]] int local_index(int world_rank) const;
+  /// An unexpected-message record, reused from spare_ where one is kept.
+  std::unique_ptr<Unexpected> new_unexpected(int src, std::uint64_t tag, std::uint64_t total);
+  /// Removes *it from unexpected_, keeping the record (and its buffer) for reuse.
+  void drop_unexpected(std::deque<std::unique_ptr<Unexpected>>::iterator it);
   bool consume(int li);  // frames from local rank li to us
   bool pump(int li);     // frames from us to local rank li
   bool write_frame(int li, std::uint32_t kind, std::uint64_t tag, std::uint64_t total,
@@ -145,6 +149,7 @@ class Endpoint final : public Transport {
   std::vector<std::byte> fold_buf_;
   std::vector<PostedOp*> posted_;
   std::deque<std::unique_ptr<Unexpected>> unexpected_;
+  std::vector<std::unique_ptr<Unexpected>> spare_;  // records kept for reuse (drop_unexpected)
   std::vector<Incoming> incoming_;
   std::vector<SendState> sends_;
   std::vector<std::uint64_t> tail_cache_;  // per peer: the consumer's tail as last read

@@ -41,7 +41,8 @@ Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const Reduc
     for (std::size_t i = 0; i < children.size(); ++i) {
       const std::size_t c = children.size() - 1 - i;
       // The children hold higher ranks' data: the right operand.
-      // The child only waits for its buffer: release it before combining.
+      // Release the child before combining: every byte is in acc once read, and the child
+      // has nothing of this reduce left to do but wait for its buffer.
       RecvCombine arrived = ch.recv_combine(children[c], tmp, op, i == 0 ? in : ConstBytes(acc),
                                             acc, false, 0, /*release_sender_first=*/true);
       co_await arrived;

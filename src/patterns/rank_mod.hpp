@@ -9,7 +9,7 @@ namespace fabcoll {
 [[nodiscard]] constexpr int rank_mod(int x, int p) {
   if (x >= 0) {
     if (x < p) return x;
-    if (x < 2 * p) return x - p;
+    if (x - p < p) return x - p;  // x < 2p without forming 2p
     return x % p;
   }
   if (x >= -p) return x + p;

@@ -1,6 +1,7 @@
 // The rank patterns alone: binomial tree and hypercube properties for every p up to 300.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -15,6 +16,14 @@ TEST(RankMod, MatchesTheDivisionForEveryRemainder) {
   for (int p = 1; p <= 17; ++p) {
     for (int x = -4 * p - 3; x <= 4 * p + 3; ++x) {
       const int want = ((x % p) + p) % p;
+      EXPECT_EQ(rank_mod(x, p), want) << "x = " << x << ", p = " << p;
+    }
+  }
+  constexpr int kMax = std::numeric_limits<int>::max();
+  constexpr int kMin = std::numeric_limits<int>::min();
+  for (const int p : {1, 2, 3, 1000, kMax / 2 + 1, kMax}) {
+    for (const int x : {kMin, kMin + 1, -p, 0, p - 1, kMax - 1, kMax}) {
+      const long long want = ((static_cast<long long>(x) % p) + p) % p;  // no overflow
       EXPECT_EQ(rank_mod(x, p), want) << "x = " << x << ", p = " << p;
     }
   }

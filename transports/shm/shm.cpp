@@ -33,8 +33,9 @@ constexpr std::size_t kMaxFragment = kRingBytes / 4 - kFrameAlign;
 // of a 1 MiB and a 4 MiB limit: the 4 MiB limit had the higher bandwidth in 6 of 7 pairs (e.g.
 // 12630 / 12134, 12269 / 11668 MB/s); latency up to 1 MiB does not depend on it.
 constexpr std::size_t kCmaChunk = std::size_t{4} << 20;
-// A fold reads the sender's buffer in pieces of this size into a per-endpoint buffer and
-// combines each piece into the result while it is still in cache (see cma_read). Measured
+// A fold reads the sender's buffer in pieces of this size (into the result, or a per-endpoint
+// buffer where the result is also an operand) and combines each piece while it is still in
+// cache (see cma_read). Measured, for the per-endpoint buffer
 // (16 MiB of doubles from another process, sum into a result, best of 15, loaded 2-core EPYC
 // VM): receive-then-combine 4.8-5.3 ms; fold in 64 KiB pieces 5.5-5.9, 128 KiB 5.3-5.7,
 // 256 KiB 5.4-5.5, 512 KiB 5.2, 1 MiB 4.7-4.9, 2-4 MiB 4.6-5.0. Each process_vm_readv call

@@ -9,8 +9,9 @@
 // receiver's (the receiver reads after its receive is posted, then answers FIN), in chunks of at
 // most 4 MiB (kCmaChunk, measured in shm.cpp). Where CMA is refused (EPERM) the
 // message is streamed through the ring instead. A receive that folds (PostedOp::fold, from
-// Channel::recv_combine) is combined into its result as it lands: CMA reads 1 MiB pieces into a
-// per-endpoint buffer and combines each, ring fragments are combined straight from the frame.
+// Channel::recv_combine) is combined into its result as it lands: CMA reads 1 MiB pieces (into
+// the result where the other operand is disjoint from it, else into a per-endpoint buffer) and
+// combines each, ring fragments are combined straight from the frame.
 //
 //   rank i ──ring i→j──▶ rank j      frames: DATA (fragment) | RTS {addr,size,id} | FIN {id} | PAD
 //   rank i ◀──ring j→i── rank j
@@ -123,9 +124,12 @@ class Endpoint final : public Transport {
   /// assembled in recv_data first).
   void deliver(PostedOp* op, std::uint64_t offset, const std::byte* data, std::size_t len);
   /// Reads size bytes from the sender's address space into op; returns errno or 0. A fold
-  /// reads fold_chunk_-byte pieces into fold_buf_ and combines each while it is in cache.
-  /// Sends the sender its FIN (send_id, status errno) as soon as the last byte is read, before
-  /// the last piece is combined: the sender's buffer is free from then on.
+  /// reads fold_chunk_-byte pieces (into op->fold.out itself where other is disjoint from
+  /// out, else into fold_buf_) and combines each while it is in cache; with
+  /// fold.release_sender_first (and other disjoint from out) it reads every piece first and
+  /// combines them after. Sends the sender its FIN (send_id, status errno) as soon as the last
+  /// byte is read, before the last piece (or, released first, any piece) is combined: the
+  /// sender's buffer is free from then on.
   int cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size, std::uint64_t send_id);
   int cma_read_all(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size,
                    std::uint64_t send_id);  // cma_read's reads; the FIN on success only

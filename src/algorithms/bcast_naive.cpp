@@ -3,8 +3,9 @@
 // α(p-1)":
 //   T(n, p) = (p - 1)(α + βn)      (the text's model: a send occupies the sender for α + βn)
 // With the sender's per-message overhead o apart from the latency α (CostModel::overhead,
-// LogP's o; o = α gives the text's formula back), the last receiver has its message after
-//   T(n, p) = α + βn + (p - 2)(o + βn)
+// LogP's o) and its time per byte G (CostModel::gap, LogGP's G; o = α and G = β give the
+// text's formula back), the last receiver has its message after
+//   T(n, p) = α + βn + (p - 2)(o + Gn)
 // and, for messages the receivers pull themselves (shm single-copy reads, n >= pull_bytes),
 //   T(n, p) = α + βn + (p - 2)o     (the p - 1 copies run at once, in the receivers)
 // No rank forwards anything: no receiver waits for another receiver to be scheduled,
@@ -43,7 +44,9 @@ double cost(const CostQuery& q) {
   // to p = 8; calibration does not measure where that stops.
   if (q.m.pull_bytes > 0 && q.n >= q.m.pull_bytes)
     return q.m.alpha + per_byte + (q.p - 2) * q.m.send_overhead();
-  return q.m.alpha + per_byte + (q.p - 2) * (q.m.send_overhead() + per_byte);
+  // Written by the sender (shm rings, eager fabric sends): the root is busy o + Gn per send,
+  // the receivers copy out on their own cores.
+  return q.m.alpha + per_byte + (q.p - 2) * (q.m.send_overhead() + q.m.send_gap() * q.n);
 }
 double message_bytes(const CostQuery& q) { return q.n; }  // every send is the whole buffer
 }  // namespace
@@ -53,7 +56,8 @@ const Algorithm kBcastNaive{
     .coll = Collective::bcast,
     .reference = "Sanders et al. §13.1 (naive broadcast: a for-loop of p − 1 sends)",
     .formula =
-        "α + βn + (p − 2)(o + βn); o = α: (p − 1)(α + βn); receiver-pulled n: α + βn + (p − 2)o",
+        "α + βn + (p − 2)(o + Gn); o = α, G = β: (p − 1)(α + βn); receiver-pulled n: "
+        "α + βn + (p − 2)o",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

@@ -16,8 +16,10 @@
 //                 trip bouncing the sender's own buffer (ω, written data), and after every
 //                 untouched round trip a chain of exchanges (χα, χβ: both ranks sending at once).
 //   1b overhead   the sender's overhead o (LogP's o), in the ping-pong's layout: a burst of
-//                 small sends to a peer that pre-posted its receives, per send (see
-//                 measure_overhead); clamped to [0, α]. Before 3b, whose formulas use it.
+//                 small sends to a peer that pre-posted its receives, per send; and its time
+//                 per byte G (LogGP's G): a burst of 8 KiB sends against one of 8 bytes (see
+//                 measure_send_costs); clamped to [0, α] and [0, β]. Before 3b, whose
+//                 formulas use them.
 //   2 fit         weighted (relative) least squares, two segments where a protocol break helps.
 //   3 gamma       ReduceOp::combine_left on buffers of 16 KiB … 4 MiB, rank 0 alone.
 //   3b layout     only with more ranks than cores (--oversubscribed-fit collectives): α, β
@@ -396,41 +398,75 @@ std::pair<double, double> exchange_factors(const tuning::PiecewiseFit& pf,
 ///
 /// One call per message, so a call's own fixed cost (request, coroutine) counts in o: an upper
 /// bound of what one more send of a loop (the naive broadcast's) costs its sender.
-double measure_overhead(fc_comm_t world, int rank, int p, bool all_pairs, bool quick) {
+///
+/// G (LogGP's G; CostModel::gap), the sender's time per byte of a message it writes, in the
+/// same rounds: a short burst (kGapBurst) of `gap_bytes` messages against one of 8-byte
+/// messages, (t(gap_bytes) - t(8)) / (gap_bytes - 8) per repetition, the median. The burst fits
+/// in an shm ring (kGapBurst × 8 KiB of 128 KiB) and gap_bytes sits below shm's single-copy
+/// threshold and the fabric's rendezvous, so the sender writes every message and never waits
+/// for its receiver to drain. Not clamped here (the caller clamps to [0, β]).
+struct SendCosts {
+  double o = 0;    // s per message
+  double gap = 0;  // s per byte
+};
+SendCosts measure_send_costs(fc_comm_t world, int rank, int p, bool all_pairs, bool quick,
+                             std::size_t gap_bytes) {
   constexpr int kBurst = 48;
+  constexpr int kGapBurst = 8;
   const int pairs = all_pairs ? p / 2 : 1;
   const bool in_pair = rank < 2 * pairs;
   fc_comm_t pair = FC_COMM_NULL, sync = FC_COMM_NULL;
   check(fc_comm_split(world, in_pair ? rank / 2 : FC_UNDEFINED, rank, &pair), "split");
   check(fc_comm_split(world, in_pair ? rank / 2 : FC_UNDEFINED, rank, &sync), "split");
-  double mine = 0;  // a pair's sender: its median / pairs
+  double mine[2] = {};  // a pair's sender: its medians (o, G) / pairs
   if (pair != FC_COMM_NULL) {
     const Force force(Collective::bcast, "binomial", 0);  // at p = 2: exactly one send
     const bool sender = rank % 2 == 0;
-    std::vector<std::uint64_t> bufs(kBurst, 1);
-    std::vector<fc_request_t> reqs(kBurst);  // bufs[i] and reqs[i]: burst message i
-    const int reps = quick ? 15 : 41;
-    std::vector<double> ts;
-    for (int r = 0; r < reps + 2; ++r) {  // the first two: warm-up
+    std::vector<std::byte> bufs(
+        static_cast<std::size_t>(kBurst) * std::max<std::size_t>(gap_bytes, 8), std::byte{1});
+    std::vector<fc_request_t> reqs(kBurst);  // message i: reqs[i], bufs from i * bytes
+    // The sender's time per message of a burst of `count` messages of `bytes`.
+    const auto burst = [&](int count, std::size_t bytes) {
+      const auto post = [&] {
+        for (int i = 0; i < count; ++i)
+          check(fc_ibcast(bufs.data() + static_cast<std::size_t>(i) * bytes, bytes, FC_BYTE, 0,
+                          pair, &reqs[static_cast<std::size_t>(i)]),
+                "ibcast");
+      };
+      const auto wait = [&] {
+        for (int i = 0; i < count; ++i) check(fc_wait(&reqs[static_cast<std::size_t>(i)]), "wait");
+      };
       double t = 0;
       if (sender) {
         check(fc_barrier(sync), "barrier");  // the receiver has posted its receives
         const double t0 = now();
-        for (std::size_t i = 0; i < bufs.size(); ++i)
-          check(fc_ibcast(&bufs[i], 8, FC_BYTE, 0, pair, &reqs[i]), "ibcast");
-        for (auto& q : reqs) check(fc_wait(&q), "wait");
-        t = (now() - t0) / kBurst;
+        post();
+        wait();
+        t = (now() - t0) / count;
       } else {
-        for (std::size_t i = 0; i < bufs.size(); ++i)
-          check(fc_ibcast(&bufs[i], 8, FC_BYTE, 0, pair, &reqs[i]), "ibcast");
+        post();
         check(fc_barrier(sync), "barrier");
-        for (auto& q : reqs) check(fc_wait(&q), "wait");
+        wait();
       }
-      if (r >= 2 && sender) ts.push_back(t);
       // The next burst starts when both have finished this one.
       check(fc_barrier(sync), "barrier");
+      return t;
+    };
+    const int reps = quick ? 15 : 41;
+    std::vector<double> os, gs;
+    for (int r = 0; r < reps + 2; ++r) {  // the first two: warm-up
+      const double o = burst(kBurst, 8);
+      const double small = burst(kGapBurst, 8);
+      const double large = burst(kGapBurst, gap_bytes);
+      if (r >= 2 && sender) {
+        os.push_back(o);
+        gs.push_back((large - small) / (static_cast<double>(gap_bytes) - 8));
+      }
     }
-    if (sender) mine = median(ts) / pairs;
+    if (sender) {
+      mine[0] = median(os) / pairs;
+      mine[1] = median(gs) / pairs;
+    }
     check(fc_comm_free(&pair), "comm_free");
     check(fc_comm_free(&sync), "comm_free");
   }
@@ -438,9 +474,9 @@ double measure_overhead(fc_comm_t world, int rank, int p, bool all_pairs, bool q
     check(fc_barrier(world), "barrier");
   else
     idle_barrier(world);
-  double o = 0;
-  check(fc_allreduce(&mine, &o, 1, FC_DOUBLE, FC_SUM, world), "allreduce");
-  return o;
+  double sum[2] = {};
+  check(fc_allreduce(mine, sum, 2, FC_DOUBLE, FC_SUM, world), "allreduce");
+  return {sum[0], sum[1]};
 }
 
 struct GammaPoint {
@@ -755,16 +791,22 @@ int main(int argc, char** argv) {
       std::max(kWrittenFrom, link == "shm" ? fabcoll::shm::pull_bytes_from_environment() : 0.0);
   const PingPong pp = measure_pingpong(world, rank, p, layout > 0, all_pairs == "exchange", quick,
                                        prog, written_from);
-  // 1b: the sender's overhead o, in the same layout; before any refit of α, β to cost
-  // formulas (3b), which must see it.
-  const double o_measured = measure_overhead(world, rank, p, layout > 0, quick);
+  // 1b: the sender's overhead o and time per byte G, in the same layout; before any refit of
+  // α, β to cost formulas (3b), which must see them. G's messages: 8 KiB, below the fabric's
+  // rendezvous and shm's single-copy threshold (half of it where that is set lower).
+  const double pull = link == "shm" ? fabcoll::shm::pull_bytes_from_environment() : 0.0;
+  const std::size_t gap_bytes =
+      pull > 0 ? std::clamp<std::size_t>(static_cast<std::size_t>(pull / 2) / 8 * 8, 64, 8192)
+               : 8192;
+  const SendCosts sc = measure_send_costs(world, rank, p, layout > 0, quick, gap_bytes);
+  const double o_measured = sc.o;
   tuning::TuningFile file;
   file.created = utc_now();
   const char* prov = std::getenv("FABCOLL_PROVIDER");
   file.machine = tuning::this_machine(prov != nullptr ? prov : "");
   // Every rank needs the fit (all must agree on tables and packet counts): rank 0 fits and
   // broadcasts the few numbers.
-  double fitted[13] = {};
+  double fitted[14] = {};
   fitted[10] = 1;               // ω: not measured (layout > 0)
   fitted[11] = fitted[12] = 1;  // χα, χβ: not measured (layout > 0: the pairs exchange already)
   if (rank == 0) {
@@ -812,6 +854,9 @@ int main(int argc, char** argv) {
                    "fabcoll-calibrate: measured sender overhead o = %.3g s above alpha = %.3g "
                    "s; clamped to alpha\n",
                    o_measured, fitted[0]);
+    // G in [0, β] likewise (β: the whole one-way time per byte, which the sender's share
+    // cannot exceed; a burst of 8 KiB faster than one of 8 bytes is noise: 0).
+    fitted[13] = std::clamp(sc.gap, 0.0, fitted[1]);
   }
   // 3: γ on rank 0 alone; the others sleep.
   std::vector<std::pair<std::string, tuning::Point>> gamma_pts;
@@ -824,13 +869,14 @@ int main(int argc, char** argv) {
   } else {
     idle_barrier(world);
   }
-  check(fc_bcast(fitted, 13, FC_DOUBLE, 0, world), "bcast");
+  check(fc_bcast(fitted, 14, FC_DOUBLE, 0, world), "bcast");
   tuning::LinkParams lp;
   lp.link_class = link;
   lp.model = {fitted[0], fitted[1], fitted[7], fitted[8]};
   lp.model.written = fitted[10];
   lp.model.exchange_alpha = fitted[11];
   lp.model.exchange_beta = fitted[12];
+  lp.model.gap = fitted[13];
   lp.break_bytes = fitted[2];
   lp.alpha_above = fitted[3];
   lp.beta_above = fitted[4];
@@ -908,9 +954,14 @@ int main(int argc, char** argv) {
     }
     // ω and χ with α, β: the collectives' own written and exchange shares (each point's f and
     // e) tell them apart from β (one χ for α and β: the pairs' exchanges cannot be compared
-    // with a one-way ping-pong here).
-    const tuning::WrittenFit wf =
-        tuning::fit_cost_points_written(train, 10, tuning::kExchangeMin, tuning::kExchangeMax);
+    // with a one-way ping-pong here). ω only inside a node: it is the cost of reading another
+    // core's modified cache lines (shm's single-copy reads); over the fabric the kernel's or
+    // the provider's copies sit between, the quiet pair measured 1.0 and 1.2 on sockets, and a
+    // free ω there only absorbed noise (sockets, p = 4 on 2 cores: ω = 10, the grid's end,
+    // with β = 4.5e-11 s/B, a fifth of the pairs' 2.2e-10).
+    const double max_omega = link.starts_with("ofi") ? 1.0 : 10.0;
+    const tuning::WrittenFit wf = tuning::fit_cost_points_written(
+        train, max_omega, tuning::kExchangeMin, tuning::kExchangeMax);
     const tuning::LinearFit& cf = wf.fit;
     lp.model.alpha = std::max(1e-9, cf.alpha);
     lp.model.beta = std::max(1e-13, cf.beta);
@@ -929,6 +980,14 @@ int main(int argc, char** argv) {
                      "overhead o = %.3g s; o clamped to alpha\n",
                      lp.model.alpha, lp.model.overhead);
       lp.model.overhead = lp.model.alpha;
+    }
+    if (lp.model.gap > lp.model.beta) {
+      if (rank == 0)
+        std::fprintf(stderr,
+                     "fabcoll-calibrate: refitted beta = %.3g s/B below the measured sender time "
+                     "per byte G = %.3g s/B; G clamped to beta\n",
+                     lp.model.beta, lp.model.gap);
+      lp.model.gap = lp.model.beta;
     }
   }
   file.links = {lp};
@@ -1076,10 +1135,10 @@ int main(int argc, char** argv) {
     std::printf("# fabcoll-calibrate: p = %d, link %s%s\n", p, link.c_str(),
                 quick ? " (--quick)" : "");
     std::printf(
-        "link %s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), o = %.3g s, R^2 = %.4f, "
-        "written data x%.2f, exchanges x%.2f alpha x%.2f beta",
-        link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.model.overhead, lp.r2,
-        lp.model.written, lp.model.exchange_alpha, lp.model.exchange_beta);
+        "link %s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), o = %.3g s, G = %.3g s/B, "
+        "R^2 = %.4f, written data x%.2f, exchanges x%.2f alpha x%.2f beta",
+        link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.model.overhead,
+        lp.model.gap, lp.r2, lp.model.written, lp.model.exchange_alpha, lp.model.exchange_beta);
     if (lp.break_bytes > 0)
       std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
                   lp.alpha_above, lp.beta_above);
@@ -1089,7 +1148,7 @@ int main(int argc, char** argv) {
                   oversub_fit == "collectives" ? "timed collectives" : "the concurrent pairs");
       std::printf(
           "; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f; sender overhead o "
-          "measured by all pairs at once\n",
+          "and time per byte G measured by all pairs at once\n",
           all_pairs.c_str(), pairs_lp.model.alpha, pairs_lp.model.beta, pairs_lp.r2);
     }
     for (const auto& g : file.gammas)
@@ -1187,13 +1246,14 @@ int main(int argc, char** argv) {
          << " cores, fabcoll " << file.machine.fabcoll_version << ", " << file.created
          << ". p = " << p << ", link class `" << link << "`" << (quick ? ", `--quick`" : "")
          << ".\n\n"
-         << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | o (µs) | R² | "
-            "break (B) | α above (µs) | β above (ns/B) | ω (written data) | χα, χβ (exchanges) "
-            "|\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+         << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | o (µs) | G (ns/B) "
+            "| R² | break (B) | α above (µs) | β above (ns/B) | ω (written data) | χα, χβ "
+            "(exchanges) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
+            "--- |\n"
          << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores) + ")" : "") << " | "
          << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9) << " | "
          << fmt("%.2f", 1e-9 / lp.model.beta) << " | " << fmt("%.3f", lp.model.overhead * 1e6)
-         << " | " << fmt("%.4f", lp.r2) << " | "
+         << " | " << fmt("%.4f", lp.model.gap * 1e9) << " | " << fmt("%.4f", lp.r2) << " | "
          << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9) << " | "
          << fmt("%.2f", lp.model.written) << " | " << fmt("%.2f", lp.model.exchange_alpha) << ", "

@@ -56,8 +56,19 @@ struct CostModel {
   /// share for both, counted in bytes).
   double exchange_alpha = 1;
   double exchange_beta = 1;
+  /// G: the sender's own time per byte of a message it writes (LogGP's G, Alexandrov et al.
+  /// 1995: a sender of several messages is busy o + Gn with each). < 0: not measured, G = β,
+  /// the texts' model, where a send occupies its sender for the whole α + βn. Below shm's
+  /// single-copy threshold a message goes through a ring: the sender copies it in, the
+  /// receiver copies it out on its own core, and β (one way, both copies and the hand-over)
+  /// overstates what the sender's next send waits for. Only algorithms whose root posts
+  /// several sends at once use it (the naive broadcast); messages their receivers pull
+  /// (pull_bytes) cost the sender o alone. Calibration measures it (bursts of 8 KiB against
+  /// 8-byte sends), for messages below the link's break only (above it: G = β).
+  double gap = -1;
 
   [[nodiscard]] double send_overhead() const { return overhead >= 0 ? overhead : alpha; }
+  [[nodiscard]] double send_gap() const { return gap >= 0 ? gap : beta; }
 };
 
 /// A link with a protocol break: messages (and packets) of fewer than break_bytes cost

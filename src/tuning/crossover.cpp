@@ -112,17 +112,22 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
     q.m = m;
     return alg.predict(q);
   };
-  // The sender's overhead o: when measured (at.overhead >= 0) it is a known constant like the
-  // γ term and goes into c (the unit models carry o = 0); when not (o = α, the texts' model)
-  // every o is an α and the unit α model carries it (overhead < 0).
-  const double unit_o = at.overhead >= 0 ? 0.0 : -1.0;
-  const double ua = unit({1, 0, 0, unit_o});
-  const double ub = unit({0, 1, 0, unit_o});
-  const double uc = unit({0, 0, at.gamma, at.overhead >= 0 ? at.overhead : 0.0});
+  // The sender's overhead o and time per byte G: when measured (>= 0) each is a known constant
+  // like the γ term and goes into c (the unit models carry o = 0, G = 0); when not (o = α,
+  // G = β, the texts' model) every o is an α and every G a β, carried by the unit α and β
+  // models (overhead, gap < 0).
+  const auto with = [&](CostModel m, bool known) {
+    m.overhead = at.overhead >= 0 ? (known ? at.overhead : 0.0) : -1.0;
+    m.gap = at.gap >= 0 ? (known ? at.gap : 0.0) : -1.0;
+    return m;
+  };
+  const double ua = unit(with({1, 0, 0}, false));
+  const double ub = unit(with({0, 1, 0}, false));
+  const double uc = unit(with({0, 0, at.gamma}, true));
   // Linear near `at`: the sum of the terms is the whole, and so at a model twice as slow per
   // byte (a formula that picks a strategy by the model fails one of the two).
   const double sum = ua * at.alpha + ub * at.beta + uc;
-  const double twice = unit({at.alpha, 2 * at.beta, at.gamma, at.overhead});
+  const double twice = unit(with({at.alpha, 2 * at.beta, at.gamma}, true));
   const double sum2 = ua * at.alpha + 2 * ub * at.beta + uc;
   if (!(std::fabs(sum - whole) <= 1e-9 * whole) || !(std::fabs(sum2 - twice) <= 1e-9 * twice))
     return false;

@@ -69,7 +69,8 @@ PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& b
 double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& link);
 /// The terms of alg's cost at n bytes on p ranks with one packet, as a fit to timed runs
 /// needs them: cost = a α + b β + c with a, b from unit models and c the γ term of `at`, plus
-/// its o terms when `at` has a measured sender overhead (o = α otherwise: o terms count in a).
+/// its o and G terms when `at` has a measured sender overhead and time per byte (o = α and
+/// G = β otherwise: o terms count in a, G terms in b).
 /// b counts every byte at β (ω of `at` is ignored: a fit of ω scales b by the written share
 /// itself, CostPoint::f). False (terms untouched) when the formula is not linear in α, β, γ near
 /// `at` (it chooses among strategies by the model, as hybrid does) or alg is pipelined (its k

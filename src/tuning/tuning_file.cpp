@@ -57,6 +57,7 @@ std::string to_json_text(const TuningFile& f) {
                  {"layout", layout_name(l.local_ranks, f.machine.cores)}};
     // Only when measured: an absent key reads back as "not measured" (o = α).
     if (l.model.overhead >= 0) link["overhead"] = l.model.overhead;
+    if (l.model.gap >= 0) link["gap"] = l.model.gap;
     link["written"] = l.model.written;
     link["exchange_alpha"] = l.model.exchange_alpha;
     link["exchange_beta"] = l.model.exchange_beta;
@@ -137,6 +138,14 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
         return std::nullopt;
       }
       if (p.model.overhead < 0) p.model.overhead = -1;
+      // The sender's time per byte G (optional, absent in files made before it was measured):
+      // absent or negative = not measured, G = β.
+      p.model.gap = l.value("gap", -1.0);
+      if (std::isnan(p.model.gap)) {
+        error = "link " + p.link_class + ": NaN gap";
+        return std::nullopt;
+      }
+      if (p.model.gap < 0) p.model.gap = -1;
       // ω (optional, absent in files made before it was measured): 1, the texts' model.
       p.model.written = l.value("written", 1.0);
       if (!(p.model.written >= 1) || !std::isfinite(p.model.written)) {
@@ -358,6 +367,7 @@ CostModel model_for(const TuningFile& f, std::string_view link_class, double typ
   if (hit->break_bytes > 0 && typical_bytes >= hit->break_bytes) {
     m.alpha = hit->alpha_above;
     m.beta = hit->beta_above;
+    m.gap = -1;  // G was measured below the break; above it the sender moves every byte
   }
   if (const auto g = gamma_for(f, "sum", "float64")) m.gamma = *g;
   // δ: the measured local copy (files before it: the built-in value). Measured by one rank

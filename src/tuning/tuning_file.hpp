@@ -11,6 +11,8 @@
 //                  time-sharing its cores), "layout" (text, informational),
 //                  "overhead" (optional: the sender's time per message, LogP's o, in [0, alpha];
 //                  absent: not measured, o = alpha),
+//                  "gap" (optional: the sender's time per byte of a message it writes, LogGP's
+//                  G, in [0, beta], below the break only; absent: not measured, G = beta),
 //                  "written" (optional: ω, the cost per byte of data its sender wrote within
 //                  the collective as a multiple of beta, >= 1; absent: 1),
 //                  "exchange_alpha", "exchange_beta" (optional: χα, χβ, what a message costs

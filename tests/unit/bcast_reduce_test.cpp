@@ -205,6 +205,37 @@ TEST(BcastReduce, BcastNaiveMatchesSection13_1) {
   EXPECT_GT(alg.cost(query(8, 4)), algorithms::kBcastBinomial.cost(query(8, 4)));
 }
 
+// LogGP's G (CostModel::gap): a root that writes its messages itself is busy o + Gn with each
+// further send, so the last of p - 1 receivers has its message after α + βn + (p - 2)(o + Gn).
+// G = β (not measured) is the formula above; messages the receivers pull cost o alone
+// whatever G is.
+TEST(BcastReduce, BcastNaiveChargesTheSenderGPerByte) {
+  const Algorithm& alg = algorithms::kBcastNaive;
+  CostModel m = kModel;  // α = 4, β = 0.25
+  m.overhead = 0.5;
+  const double unmeasured = alg.cost(query(800, 6, 0, m));
+  m.gap = kModel.beta;
+  EXPECT_EQ(alg.cost(query(800, 6, 0, m)), unmeasured);
+  m.gap = 0.0625;
+  EXPECT_EQ(alg.cost(query(800, 6, 0, m)), 4.0 + 200 + 4 * (0.5 + 50));
+  m.gap = 0;
+  EXPECT_EQ(alg.cost(query(800, 6, 0, m)), 4.0 + 200 + 4 * 0.5);
+  m.gap = 0.0625;
+  m.pull_bytes = 800;
+  EXPECT_EQ(alg.cost(query(800, 6, 0, m)), 4.0 + 200 + 4 * 0.5);
+  // p = 2: one send, G plays no part.
+  EXPECT_EQ(alg.cost(query(800, 2, 0, m)), alg.cost(query(800, 2)));
+  // Where G < β it tips the 16 KiB broadcast on 4 ranks from the binomial tree to the naive
+  // one: α + 3βn + 2o against 2(α + βn), and α + βn + 2(o + Gn) below it (the case
+  // fabcoll-calibrate measured at p = 4 on shm: the naive broadcast 24–30% faster).
+  CostModel shm{1.6e-6, 1e-10, 2.5e-11};
+  shm.overhead = 1.9e-7;
+  const double n = 16384;
+  EXPECT_GT(alg.cost(query(n, 4, 0, shm)), algorithms::kBcastBinomial.cost(query(n, 4, 0, shm)));
+  shm.gap = 4e-11;
+  EXPECT_LT(alg.cost(query(n, 4, 0, shm)), algorithms::kBcastBinomial.cost(query(n, 4, 0, shm)));
+}
+
 // Path::pipelinedBroadcast: exactly (p + k - 2)(α + βn/k) message times on the full-duplex
 // one-port model (first packet p-1 hops, then one packet per message time).
 TEST(BcastReduce, BcastLinearPipelineExact) {

@@ -317,6 +317,33 @@ TEST(Fit, CostPointsWithMeasuredOverhead) {
   EXPECT_NEAR(exact.beta / truth.beta, 1.0, 1e-9);
 }
 
+// A measured sender time per byte G (LogGP's G) is known like o: its terms go into c and b
+// keeps the βn of the one message on the critical path. Unmeasured (G = β) they count in b.
+TEST(Fit, CostPointsWithMeasuredGap) {
+  CostModel truth{8e-6, 3e-10, 5e-11};
+  truth.overhead = 1e-6;
+  truth.gap = 1e-10;
+  const Algorithm* naive = find_algorithm(Collective::bcast, "naive");
+  ASSERT_NE(naive, nullptr);
+  double a = 0, b = 0, c = 0;
+  ASSERT_TRUE(linear_cost_terms(*naive, 64, 8, truth, a, b, c));
+  EXPECT_DOUBLE_EQ(a, 1);   // α + βn + (p − 2)(o + Gn)
+  EXPECT_DOUBLE_EQ(b, 64);  // one n at β
+  EXPECT_DOUBLE_EQ(c, 6 * (1e-6 + 64 * 1e-10));
+  CostModel unmeasured = truth;
+  unmeasured.gap = -1;
+  ASSERT_TRUE(linear_cost_terms(*naive, 64, 8, unmeasured, a, b, c));
+  EXPECT_DOUBLE_EQ(b, 7 * 64);  // (p − 1) n
+  EXPECT_DOUBLE_EQ(c, 6 * 1e-6);
+
+  std::vector<std::string> nonlinear;
+  const std::vector<CostPoint> pts = formula_points(truth, 8, nonlinear);
+  ASSERT_GE(pts.size(), 8u);
+  const LinearFit exact = fit_cost_points(pts);
+  EXPECT_NEAR(exact.alpha / truth.alpha, 1.0, 1e-9);
+  EXPECT_NEAR(exact.beta / truth.beta, 1.0, 1e-9);
+}
+
 TEST(Fit, MedianAbs) {
   EXPECT_EQ(median_abs(std::vector<double>{}), 0);
   EXPECT_EQ(median_abs(std::vector<double>{-3, 1, 2}), 2);
@@ -713,6 +740,48 @@ TEST(TuningFile, OverheadRoundTripsIntoModelFor) {
   ASSERT_TRUE(h);
   EXPECT_EQ(h->links[1].model.overhead, 3e-6);
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
+// The sender's time per byte G (LogGP's G) travels in the link entry ("gap") into the model
+// below the break only (above it the sender moves every byte: G = β); absent or negative
+// means not measured (G = β), a value that is not a number is rejected.
+TEST(TuningFile, GapRoundTripsIntoModelForBelowTheBreak) {
+  TuningFile f = sample();
+  f.links[1].model.gap = 5e-11;  // ofi/sockets: measured; shm: not (-1)
+  const std::string text = to_json_text(f);
+  const auto pos = text.find("\"gap\": 5e-11");
+  ASSERT_NE(pos, std::string::npos) << text;
+  std::string err;
+  const auto g = parse_tuning(text, err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(to_json_text(*g), text);
+  EXPECT_EQ(g->links[1].model.gap, 5e-11);
+  EXPECT_LT(g->links[0].model.gap, 0);
+  EXPECT_EQ(model_for(*g, "ofi/sockets").send_gap(), 5e-11);
+  ASSERT_GT(g->links[1].break_bytes, 0);
+  const CostModel above = model_for(*g, "ofi/sockets", g->links[1].break_bytes);
+  EXPECT_LT(above.gap, 0);
+  EXPECT_EQ(above.send_gap(), above.beta);
+  EXPECT_EQ(model_for(*g, "shm").send_gap(), model_for(*g, "shm").beta);
+  const auto link = link_model_for(*g, "ofi/sockets");
+  ASSERT_TRUE(link);
+  EXPECT_EQ(link->below.gap, 5e-11);
+  EXPECT_LT(link->above.gap, 0);
+
+  std::string without = text;
+  without.replace(pos, 12, "\"r2_x\": 0.0");  // same shape, key gone
+  ASSERT_EQ(without.find("\"gap\""), std::string::npos) << without;
+  const auto old = parse_tuning(without, err);
+  ASSERT_TRUE(old) << err;
+  EXPECT_LT(old->links[1].model.gap, 0);
+  std::string negative = text;
+  negative.replace(pos, 12, "\"gap\": -1e-9");
+  const auto neg = parse_tuning(negative, err);
+  ASSERT_TRUE(neg) << err;
+  EXPECT_EQ(neg->links[1].model.gap, -1);
+  std::string wrong = text;
+  wrong.replace(pos, 12, "\"gap\": \"x\"");
+  EXPECT_FALSE(parse_tuning(wrong, err));
 }
 
 // ω (CostModel::written) travels in the link entry ("written") into both segments' models; a

@@ -910,9 +910,10 @@ int main(int argc, char** argv) {
   // models, and α, β come from a relative least-squares fit over all of them. The pairs' fit
   // above stays in the report for comparison.
   tuning::LinkParams pairs_lp = lp;
+  std::vector<tuning::CostPoint> train;
+  std::vector<std::string> train_names;  // "collective,algorithm,bytes" of train[i]
   if (layout > 0 && oversub_fit == "collectives") {
     prog.phase("3b/5 fit to collectives");
-    std::vector<tuning::CostPoint> train;
     const std::size_t top = 393216;
     std::vector<double> a(top * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
         b(a.size(), 0.0);
@@ -945,10 +946,12 @@ int main(int argc, char** argv) {
         const std::vector<double> packets(cands.size(), 0.0);
         const std::vector<double> t = time_candidates(c, world, fabcoll::world_comm(ctx), p, cands,
                                                       packets, nullptr, static_cast<std::size_t>(n),
-                                                      quick ? 9 : 21, barrier_time, a, b, nullptr);
+                                                      quick ? 21 : 41, barrier_time, a, b, nullptr);
         for (std::size_t j = 0; j < pts.size(); ++j) {
           pts[j].t = t[j];
           train.push_back(pts[j]);
+          train_names.push_back(std::string(fabcoll::collective_name(c)) + ',' +
+                                std::string(cands[j]->name) + ',' + fmt("%.0f", n));
         }
       }
     }
@@ -1051,7 +1054,7 @@ int main(int argc, char** argv) {
       // by the context's built-in one).
       const std::vector<double> measured =
           time_candidates(c, world, fabcoll::world_comm(ctx), p, cands, packets, &models, bytes,
-                          quick ? 31 : 51, barrier_time, a, b, &prog);
+                          101, barrier_time, a, b, &prog);
       std::vector<Measured> here;
       for (std::size_t j = 0; j < cands.size(); ++j) {
         Measured me;
@@ -1232,6 +1235,14 @@ int main(int argc, char** argv) {
         std::ofstream csv(report_dir + "/gamma.csv");
         csv << "kernel,n,t\n";
         for (const auto& [k, pt] : gamma_pts) csv << k << ',' << pt.n << ',' << pt.t << '\n';
+      }
+      if (!train.empty()) {
+        // The oversubscribed fit's runs (3b): t ≈ a α + b β (1 + f(ω − 1)) χ-scaled + c.
+        std::ofstream csv(report_dir + "/training.csv");
+        csv << "collective,algorithm,n,a,b,c,f,e,t\n";
+        for (std::size_t i = 0; i < train.size(); ++i)
+          csv << train_names[i] << ',' << train[i].a << ',' << train[i].b << ',' << train[i].c
+              << ',' << train[i].f << ',' << train[i].e << ',' << train[i].t << '\n';
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");

@@ -54,6 +54,8 @@ def plot_pingpong(d, tuning):
                    f" (R²={link['r2']:.3f})")
             if link.get("overhead", -1) >= 0:  # the sender's overhead o (absent: o = α)
                 lbl += f", o={link['overhead'] * 1e6:.2f} µs"
+            if link.get("gap", -1) >= 0:  # the sender's time per byte G (absent: G = β)
+                lbl += f", G={link['gap'] * 1e9:.3f} ns/B"
             if link["break_bytes"] > 0:
                 lbl += f"; break {link['break_bytes']:.0f} B"
                 ax.axvline(link["break_bytes"], color="grey", linestyle=":")

@@ -7,7 +7,9 @@
 //   messages their receivers read (n >= pull_bytes, shm single copy):
 //     T(n, p) = α + (p - 2)o + (p - 1)βn + δn
 // (o: the sender's time per message, CostModel::overhead; o = α gives the text's
-// (p - 1)(α + βn) back; δn: the local copy of m_ii.)
+// (p - 1)(α + βn) back; δn: the local copy of m_ii. Not LogGP's G in place of β, as the naive
+// broadcast has: every rank here also copies p - 1 incoming messages out on its own core, so
+// each message costs its core βn in all.)
 // Preconditions: none (any p).
 //
 // Every receive is posted first, so a message never waits for its receiver to reach its round:

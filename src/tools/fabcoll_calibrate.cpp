@@ -798,6 +798,8 @@ int main(int argc, char** argv) {
   const std::size_t gap_bytes =
       pull > 0 ? std::clamp<std::size_t>(static_cast<std::size_t>(pull / 2) / 8 * 8, 64, 8192)
                : 8192;
+  // A threshold at or below 64 B leaves no message size that the sender writes: G unmeasured.
+  const bool gap_written = !(pull > 0 && static_cast<double>(gap_bytes) >= pull);
   const SendCosts sc = measure_send_costs(world, rank, p, layout > 0, quick, gap_bytes);
   const double o_measured = sc.o;
   tuning::TuningFile file;
@@ -857,6 +859,10 @@ int main(int argc, char** argv) {
     // G in [0, β] likewise (β: the whole one-way time per byte, which the sender's share
     // cannot exceed; a burst of 8 KiB faster than one of 8 bytes is noise: 0).
     fitted[13] = std::clamp(sc.gap, 0.0, fitted[1]);
+    // G is for messages below the break: a burst at or above it measured the other segment
+    // (sockets can break at 2 KiB), so G stays unmeasured (-1: β).
+    if (!gap_written || (fitted[2] > 0 && static_cast<double>(gap_bytes) >= fitted[2]))
+      fitted[13] = -1;
   }
   // 3: γ on rank 0 alone; the others sleep.
   std::vector<std::pair<std::string, tuning::Point>> gamma_pts;
@@ -928,7 +934,11 @@ int main(int argc, char** argv) {
           if (alg->coll != c || alg->optimal_k != nullptr || !tuning::eligible(*alg, p, true))
             continue;
           double ua = 0, ub = 0, uc = 0;
-          if (!tuning::linear_cost_terms(*alg, n, p, lp.model, ua, ub, uc)) continue;
+          // Costed as the run goes: from shm's single-copy threshold the receivers pull (the
+          // naive broadcast's root then pays o per receiver, not o + Gn).
+          fabcoll::CostModel tm = lp.model;
+          tm.pull_bytes = pull;
+          if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc)) continue;
           fabcoll::CostQuery fq;
           fq.n = n;
           fq.p = p;
@@ -984,7 +994,7 @@ int main(int argc, char** argv) {
                      lp.model.alpha, lp.model.overhead);
       lp.model.overhead = lp.model.alpha;
     }
-    if (lp.model.gap > lp.model.beta) {
+    if (lp.model.gap >= 0 && lp.model.gap > lp.model.beta) {
       if (rank == 0)
         std::fprintf(stderr,
                      "fabcoll-calibrate: refitted beta = %.3g s/B below the measured sender time "

@@ -164,7 +164,8 @@ std::optional<TuningFile> load_tuning(std::string& notice);
 /// oversubscribed layout.
 /// A protocol break is not representable in one CostModel: α and β come from the segment
 /// that holds `typical_bytes` (default: below the break). The sender's overhead o is the link's
-/// (one value for both segments; -1, o = α, when the file does not have it).
+/// (one value for both segments; -1, o = α, when the file does not have it); its time per
+/// byte G only below the break (-1, G = β, above it or when the file does not have it).
 /// Layout: local_ranks is the number of ranks on this node (0: not known, taken as quiet).
 /// Within the class, the entry whose layout_key equals layout_key(local_ranks, f's cores) wins;
 /// when the node is oversubscribed and there is no such entry, the oversubscribed entry with

@@ -312,13 +312,13 @@ TEST_P(OfiConformance, ZeroByteMessages) {
 }
 
 // Above the eager limit, both directions at once: the RMA-read rendezvous moves the bytes
-// with no staging copy, in chunks (3 MiB is more than one 1 MiB read).
+// with no staging copy, in chunks (9 MiB is more than two 4 MiB reads).
 TEST_P(OfiConformance, AboveEagerLimitRendezvousWithoutStaging) {
   run_world(options(), 2, [&](RankCtx& c) {
     const int peer = 1 - c.rank;
     const std::size_t limit = c.ep.eager_limit();
     const std::vector<std::size_t> sizes = {limit - 1, limit, limit + 1, (1u << 20) + 7,
-                                            (3u << 20) + 1};
+                                            (9u << 20) + 1};
     const ofi::Stats before = c.ep.stats();
     std::vector<std::vector<std::byte>> out;
     std::vector<std::vector<std::byte>> in;

@@ -335,6 +335,14 @@ TEST(Fit, CostPointsWithMeasuredGap) {
   ASSERT_TRUE(linear_cost_terms(*naive, 64, 8, unmeasured, a, b, c));
   EXPECT_DOUBLE_EQ(b, 7 * 64);  // (p − 1) n
   EXPECT_DOUBLE_EQ(c, 6 * 1e-6);
+  // Pulled messages (n >= pull_bytes) cost the root o alone, G or not: the unit models keep
+  // the link's pull threshold.
+  CostModel pulled = truth;
+  pulled.pull_bytes = 64;
+  ASSERT_TRUE(linear_cost_terms(*naive, 64, 8, pulled, a, b, c));
+  EXPECT_DOUBLE_EQ(a, 1);
+  EXPECT_DOUBLE_EQ(b, 64);
+  EXPECT_DOUBLE_EQ(c, 6 * 1e-6);
 
   std::vector<std::string> nonlinear;
   const std::vector<CostPoint> pts = formula_points(truth, 8, nonlinear);

@@ -72,9 +72,14 @@ constexpr std::size_t kReadsInFlight = 4;  // per rendezvous receive
 // serves our reads, their responses and the peer's read requests from one fixed pool of
 // SOCK_PE_MAX_ENTRIES = 128 progress entries per domain, which 94 + 94 exhausted.
 constexpr std::size_t kEndpointReadsInFlight = 16;
-// Reads in chunks of at most 1 MiB: large single copies fall off L2 (DESIGN facts: CMA and
-// memcpy both lose half their speed beyond 1 MiB), and providers may cap RMA sizes.
-constexpr std::size_t kReadChunk = std::size_t{1} << 20;
+// Reads in chunks of at most 4 MiB (and the provider's max_msg_size). It was 1 MiB, for the
+// DESIGN fact that one large CMA copy loses speed beyond 1 MiB; but each chunk is a request,
+// a completion and, on libfabric shm, a round through the peer's progress, and the provider
+// chunks its own copies. fabcoll-pingpong --compare-bare, 1-4 MiB, against the bare endpoint's
+// single fi_tsend: libfabric shm at 2-4 MiB 1.06-1.13 with 1 MiB chunks (three launches),
+// 0.98-1.04 with 4 MiB (three); tcp;ofi_rxm 1.00-1.12 against 0.85-1.03 (two each). Our own
+// shm transport settled on the same 4 MiB (kCmaChunk, shm.cpp).
+constexpr std::size_t kReadChunk = std::size_t{4} << 20;
 /// The largest [prefix][payload] a small send copies into a stack buffer for fi_tinject.
 constexpr std::size_t kInlineMax = 256;
 constexpr int kCqBatch = 16;

@@ -985,23 +985,19 @@ int main(int argc, char** argv) {
     lp.beta_above = lp.model.beta;
     lp.r2 = cf.r2;
     lp.points = static_cast<int>(train.size());
-    // The fit held o fixed (linear_cost_terms counts a measured o in c); keep o <= α.
-    if (lp.model.overhead > lp.model.alpha) {
+    // The fit held o and G fixed (linear_cost_terms counts measured ones in c); keep o <= α
+    // and G <= β.
+    const auto cap = [&](double& measured, double limit, const char* what) {
+      if (!(measured >= 0 && measured > limit)) return;
       if (rank == 0)
         std::fprintf(stderr,
-                     "fabcoll-calibrate: refitted alpha = %.3g s below the measured sender "
-                     "overhead o = %.3g s; o clamped to alpha\n",
-                     lp.model.alpha, lp.model.overhead);
-      lp.model.overhead = lp.model.alpha;
-    }
-    if (lp.model.gap >= 0 && lp.model.gap > lp.model.beta) {
-      if (rank == 0)
-        std::fprintf(stderr,
-                     "fabcoll-calibrate: refitted beta = %.3g s/B below the measured sender time "
-                     "per byte G = %.3g s/B; G clamped to beta\n",
-                     lp.model.beta, lp.model.gap);
-      lp.model.gap = lp.model.beta;
-    }
+                     "fabcoll-calibrate: refitted %s = %.3g below the measured %.3g; "
+                     "clamped to it\n",
+                     what, limit, measured);
+      measured = limit;
+    };
+    cap(lp.model.overhead, lp.model.alpha, "alpha (s) as the sender overhead o");
+    cap(lp.model.gap, lp.model.beta, "beta (s/B) as the sender time per byte G");
   }
   file.links = {lp};
 

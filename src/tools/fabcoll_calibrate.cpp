@@ -20,7 +20,8 @@
 //                 per byte G (LogGP's G): a burst of 8 KiB sends against one of 8 bytes (see
 //                 measure_send_costs); clamped to [0, α] and [0, β]. Before 3b, whose
 //                 formulas use them.
-//   2 fit         weighted (relative) least squares, two segments where a protocol break helps.
+//   2 fit         weighted (relative) least squares, two segments: on shm split at the
+//                 single-copy threshold, elsewhere where a protocol break clearly helps.
 //   3 gamma       ReduceOp::combine_left on buffers of 16 KiB … 4 MiB, rank 0 alone.
 //   3b layout     only with more ranks than cores (--oversubscribed-fit collectives): α, β
 //                 refitted to timed non-pipelined bcast / all-reduce / all-gather runs, with ω
@@ -813,7 +814,13 @@ int main(int argc, char** argv) {
   fitted[11] = fitted[12] = 1;  // χα, χβ: not measured (layout > 0: the pairs exchange already)
   if (rank == 0) {
     prog.phase("2/5 fit");
-    tuning::PiecewiseFit pf = tuning::fit_piecewise(pp.medians);
+    // shm switches protocol at its single-copy threshold (rings below, one CMA copy from it):
+    // split there. Elsewhere the break is searched for and kept where it clearly helps. (The
+    // search left p = 2 shm without a break in some launches, where rings cost 1.3e-10 s/B
+    // and single copies 7.5e-11: Rabenseifner's 16 KiB ring messages and recursive doubling's
+    // one 32 KiB copy were then predicted within 1% of each other, and the copy was 17% faster.)
+    tuning::PiecewiseFit pf =
+        pull > 0 ? tuning::fit_piecewise_at(pp.medians, pull) : tuning::fit_piecewise(pp.medians);
     // α above the break below α under it: refit the upper β with α held (see the function).
     if (tuning::floor_upper_alpha(pf, pp.medians))
       std::fprintf(stderr,

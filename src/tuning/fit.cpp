@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
 
 namespace fabcoll::tuning {
 
@@ -83,6 +84,28 @@ PiecewiseFit fit_piecewise(std::span<const Point> pts, Weighting w, std::size_t 
   out.below = fit_linear(lo, w);
   out.above = fit_linear(hi, w);
   out.sse = best;
+  return out;
+}
+
+PiecewiseFit fit_piecewise_at(std::span<const Point> pts, double break_n, Weighting w,
+                              std::size_t min_points) {
+  PiecewiseFit out;
+  out.single = fit_linear(pts, w);
+  out.below = out.above = out.single;
+  out.sse = out.single.sse;
+  std::vector<Point> lo, hi;
+  std::set<double> lo_sizes, hi_sizes;
+  for (const Point& p : pts) {
+    (p.n < break_n ? lo : hi).push_back(p);
+    (p.n < break_n ? lo_sizes : hi_sizes).insert(p.n);
+  }
+  min_points = std::max<std::size_t>(min_points, 2);
+  if (lo_sizes.size() < min_points || hi_sizes.size() < min_points) return out;
+  out.has_break = true;
+  out.break_n = break_n;
+  out.below = fit_linear(lo, w);
+  out.above = fit_linear(hi, w);
+  out.sse = out.below.sse + out.above.sse;
   return out;
 }
 

@@ -70,6 +70,14 @@ struct PiecewiseFit {
 PiecewiseFit fit_piecewise(std::span<const Point> pts, Weighting w = Weighting::relative,
                            std::size_t min_points = 3, double gain = 0.25);
 
+/// Two lines split at a break the transport is known to have (shm's single-copy threshold: rings
+/// below, one CMA copy from it): `below` through the points with n < break_n, `above` through
+/// the rest, whatever the split gains. No break (the single line, as fit_piecewise without
+/// one) when either side has fewer than min_points distinct sizes. break_n of the result is
+/// the given one.
+PiecewiseFit fit_piecewise_at(std::span<const Point> pts, double break_n,
+                              Weighting w = Weighting::relative, std::size_t min_points = 3);
+
 /// Weighted least squares for β alone with α held at `alpha` (t ≈ alpha + βn): β =
 /// Σ w n (t − α) / Σ w n². β is 0 when no point has n > 0.
 LinearFit fit_linear_fixed_alpha(std::span<const Point> pts, double alpha,

@@ -110,6 +110,36 @@ TEST(Fit, PiecewiseRecoversProtocolBreak) {
   }
 }
 
+// A break the transport is known to have (shm's single-copy threshold) splits the points there,
+// even where the gain is too small for fit_piecewise to keep one of its own: the ring/CMA
+// switch of this machine (β 1.3e-10 below 32 KiB, 7.5e-11 from it, α 0.2 against 2 µs).
+TEST(Fit, PiecewiseAtAKnownBreak) {
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    const auto pts = synthetic(2e-7, 1.3e-10, 0.03, seed, 8, 1 << 22, 32768, 2e-6, 7.5e-11);
+    const PiecewiseFit f = fit_piecewise_at(pts, 32768);
+    ASSERT_TRUE(f.has_break) << seed;
+    EXPECT_EQ(f.break_n, 32768);
+    EXPECT_NEAR(f.below.beta / 1.3e-10, 1.0, 0.1) << seed;
+    EXPECT_NEAR(f.above.beta / 7.5e-11, 1.0, 0.1) << seed;
+    EXPECT_NEAR(f.above.alpha / 2e-6, 1.0, 0.3) << seed;
+    EXPECT_DOUBLE_EQ(f.sse, f.below.sse + f.above.sse);
+    EXPECT_EQ(f.segment(32767).beta, f.below.beta);
+    EXPECT_EQ(f.segment(32768).beta, f.above.beta);
+  }
+  // Between two measured sizes: the break is the given size, each side its own points.
+  const auto pts = synthetic(2e-7, 1.3e-10, 0.0, 1, 8, 1 << 22, 20000, 2e-6, 7.5e-11);
+  const PiecewiseFit g = fit_piecewise_at(pts, 20000);
+  ASSERT_TRUE(g.has_break);
+  EXPECT_EQ(g.break_n, 20000);
+  EXPECT_NEAR(g.below.beta / 1.3e-10, 1.0, 1e-6);
+  EXPECT_NEAR(g.above.beta / 7.5e-11, 1.0, 1e-6);
+  // Fewer than min_points sizes on a side: the single line.
+  EXPECT_FALSE(fit_piecewise_at(pts, 3.4e6).has_break);  // 2 sizes (3.5 and 4.2 MB) above
+  EXPECT_FALSE(fit_piecewise_at(pts, 10).has_break);     // 2 sizes (8 and 9.5 B) below
+  EXPECT_EQ(fit_piecewise_at(pts, 10).below.beta, fit_linear(pts).beta);
+  EXPECT_TRUE(fit_piecewise_at(pts, 12).has_break);  // 3 below
+}
+
 TEST(Fit, PiecewiseKeepsOneLineWithoutBreak) {
   for (unsigned seed = 1; seed <= 10; ++seed) {
     const auto pts = synthetic(5e-6, 2.5e-10, 0.02, seed);

@@ -256,33 +256,15 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   // Every rank must choose the same algorithms, so every rank uses rank 0's model (hosts may
   // hold different tuning files).
   if (rank == 0) {
-    const fabcoll::LinkModel& l = c.world.comm->link();
-    const fabcoll::CostModel& m = l.below;
-    char text[512];
-    std::snprintf(text, sizeof text,
-                  "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-                  "%.17g %.17g",
-                  m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
-                  m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
-                  l.above.beta, m.gap, l.above.gap);
-    c.store->put("model/0", std::string(text) + " " + c.tuning);
+    c.store->put("model/0",
+                 fabcoll::tuning::format_link_model(c.world.comm->link()) + " " + c.tuning);
   } else {
     const std::string text = c.store->get("model/0", timeout);
     fabcoll::LinkModel l;
-    fabcoll::CostModel& m = l.below;
-    int used = 0;
-    if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %n",
-                    &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
-                    &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
-                    &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &used) != 15)
-      fabcoll::raise(Errc::transport, "bootstrap: rank 0's cost model is garbled");
-    const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap;
-    l.above = m;  // γ, o, δ, ω, χ and the pull threshold are the link's, in both segments
-    l.above.alpha = above_alpha;
-    l.above.beta = above_beta;
-    l.above.gap = above_gap;
+    const std::size_t used = fabcoll::tuning::parse_link_model(text, l);
+    if (used == 0) fabcoll::raise(Errc::transport, "bootstrap: rank 0's cost model is garbled");
     c.world.comm->set_link(l);
-    c.tuning = text.substr(static_cast<std::size_t>(used)) + ", from rank 0";
+    c.tuning = (used < text.size() ? text.substr(used + 1) : std::string()) + ", from rank 0";
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -385,6 +386,37 @@ std::optional<LinkModel> link_model_for(const TuningFile& f, std::string_view li
   const double brk = std::max(hit->break_bytes, 0.0);
   return LinkModel{model_for(f, link_class, 0, local_ranks),
                    model_for(f, link_class, brk, local_ranks), brk};
+}
+
+std::string format_link_model(const LinkModel& l) {
+  const CostModel& m = l.below;
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
+                "%.17g %.17g",
+                m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
+                m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
+                l.above.beta, m.gap, l.above.gap);
+  return text;
+}
+
+std::size_t parse_link_model(const std::string& text, LinkModel& out) {
+  LinkModel l;
+  CostModel& m = l.below;
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg%n",
+                  &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
+                  &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
+                  &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &used) != 15 ||
+      used <= 0)
+    return 0;
+  const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap;
+  l.above = m;  // γ, o, δ, ω, χ and the pull threshold are the link's, in both segments
+  l.above.alpha = above_alpha;
+  l.above.beta = above_beta;
+  l.above.gap = above_gap;
+  out = l;
+  return static_cast<std::size_t>(used);
 }
 
 }  // namespace fabcoll::tuning

@@ -780,6 +780,46 @@ TEST(TuningFile, OverheadRoundTripsIntoModelFor) {
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
+// Rank 0's link model reaches every rank as one line (c_api's bootstrap): every field that
+// selection reads comes back exactly, in its place, both segments; a garbled line is refused.
+TEST(TuningFile, LinkModelLineRoundTrips) {
+  LinkModel l;
+  CostModel& m = l.below;
+  // Every field a distinct value, so that two swapped fields cannot pass.
+  m = CostModel{1.5e-6, 1.25e-10, 2.5e-11, 2e-7, 32768, 2e-11, 1.8, 32768, 1.3, 1.1};
+  m.written_from = 16384;
+  m.gap = 3e-11;
+  l.break_bytes = 65536;
+  l.above = m;
+  l.above.alpha = 4.5e-6;
+  l.above.beta = 7.5e-11;
+  l.above.gap = -1;
+  const std::string line = format_link_model(l) + " tuning text, with spaces";
+  LinkModel back;
+  const std::size_t used = parse_link_model(line, back);
+  ASSERT_GT(used, 0u);
+  EXPECT_EQ(line.substr(used), " tuning text, with spaces");
+  for (const auto& [got, want] : {std::pair{back.below, l.below}, std::pair{back.above, l.above}}) {
+    EXPECT_EQ(got.alpha, want.alpha);
+    EXPECT_EQ(got.beta, want.beta);
+    EXPECT_EQ(got.gamma, want.gamma);
+    EXPECT_EQ(got.overhead, want.overhead);
+    EXPECT_EQ(got.pull_bytes, want.pull_bytes);
+    EXPECT_EQ(got.copy, want.copy);
+    EXPECT_EQ(got.written, want.written);
+    EXPECT_EQ(got.written_from, want.written_from);
+    EXPECT_EQ(got.exchange_alpha, want.exchange_alpha);
+    EXPECT_EQ(got.exchange_beta, want.exchange_beta);
+    EXPECT_EQ(got.gap, want.gap);
+  }
+  EXPECT_EQ(back.break_bytes, l.break_bytes);
+  LinkModel untouched;
+  untouched.break_bytes = 7;
+  EXPECT_EQ(parse_link_model("1 2 3 garbled", untouched), 0u);
+  EXPECT_EQ(parse_link_model("", untouched), 0u);
+  EXPECT_EQ(untouched.break_bytes, 7);
+}
+
 // The sender's time per byte G (LogGP's G) travels in the link entry ("gap") into the model
 // below the break only (above it the sender moves every byte: G = β); absent or negative
 // means not measured (G = β), a value that is not a number is rejected.

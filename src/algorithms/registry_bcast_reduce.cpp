@@ -7,6 +7,7 @@ namespace fabcoll {
 
 std::span<const Algorithm* const> bcast_reduce_algorithms() {
   static constexpr std::array kAll = {
+      &algorithms::kBcastNaive,
       &algorithms::kBcastBinomial,
       &algorithms::kReduceBinomial,
       &algorithms::kBcastPipelinedBinaryTree,
@@ -16,7 +17,6 @@ std::span<const Algorithm* const> bcast_reduce_algorithms() {
       &algorithms::kReduceRabenseifner,
       &algorithms::kReduceHybrid,
       &algorithms::kBcastTwoTree,
-      &algorithms::kBcastNaive,
   };
   return kAll;
 }

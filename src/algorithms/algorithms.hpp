@@ -12,6 +12,7 @@ namespace fabcoll::algorithms {
 extern const Algorithm kBcastBinomial;
 Task<> bcast_binomial(Channel& ch, MutableBytes buf, int root);
 extern const Algorithm kReduceBinomial;
+extern const Algorithm kReduceNaive;
 /// Binomial-tree reduce of `in` (every rank, never modified) into `out` (valid at root only;
 /// may alias `in` there). Keeps rank order for non-commutative operators.
 Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op, int root);

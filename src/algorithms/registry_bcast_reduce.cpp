@@ -10,6 +10,7 @@ std::span<const Algorithm* const> bcast_reduce_algorithms() {
       &algorithms::kBcastNaive,
       &algorithms::kBcastBinomial,
       &algorithms::kReduceBinomial,
+      &algorithms::kReduceNaive,
       &algorithms::kBcastPipelinedBinaryTree,
       &algorithms::kBcastLinearPipeline,
       &algorithms::kReducePipelinedBinaryTree,

@@ -55,6 +55,49 @@ TEST(BcastReduce, ReduceBinomialMatchesTheorem) {
   }
 }
 
+// The naive reduce, the naive broadcast run backwards: one message per leaf, one round, and on
+// the one-port model (o = α, G = β) at most (p − 1)(α + βn + γn), the formula; with o and G
+// measured α + βn + γn + (p − 2)(o + Gn + γn), β in place of G for messages the root reads.
+// (Every algorithm's result against the serial reference, non-commutative ⊗ and roots ≠ 0
+// included: Sim.EveryAlgorithm.)
+TEST(BcastReduce, ReduceNaiveIsTheNaiveBroadcastBackwards) {
+  const Algorithm& alg = algorithms::kReduceNaive;
+  for (int p = 1; p <= 40; ++p) {
+    for (const std::size_t bytes : {0u, 8u, 800u}) {
+      const double n = double(bytes);
+      const double expect = (p - 1) * (kModel.alpha + (kModel.beta + kModel.gamma) * n);
+      EXPECT_DOUBLE_EQ(alg.cost(query(n, p)), expect) << p;
+      for (const int root : {0, p / 2, p - 1}) {
+        const sim::Stats st = run_for_cost(alg, p, bytes, kModel, false, root);
+        EXPECT_LE(st.finish_time, expect * (1 + 1e-12)) << "p=" << p << " root=" << root;
+        // no faster than one message and the p − 1 combines at the root
+        EXPECT_GE(st.finish_time, p > 1 ? kModel.alpha + kModel.beta * n : 0.0);
+        EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p - 1));
+        // every message sent at once; the sim counts the root's one receive port as rounds
+        EXPECT_LE(st.rounds, std::max(p - 1, 0)) << p;
+      }
+    }
+  }
+  CostModel m = kModel;  // α = 4, β = 0.25
+  m.overhead = 0.5;
+  m.gap = 0.0625;
+  const double g = kModel.gamma * 800;
+  EXPECT_DOUBLE_EQ(alg.cost(query(800, 6, 0, m)), 4.0 + 200 + g + 4 * (0.5 + 50 + g));
+  m.pull_bytes = 800;
+  EXPECT_DOUBLE_EQ(alg.cost(query(800, 6, 0, m)), 4.0 + 200 + g + 4 * (0.5 + 200 + g));
+  // p = 2: the binomial tree's one message, a tie (the binomial reduce is registered first).
+  EXPECT_DOUBLE_EQ(alg.cost(query(800, 2)), algorithms::kReduceBinomial.cost(query(800, 2)));
+  // Ranks sharing cores (the built-in oversubscribed shm model, o = α / 15): below the binomial
+  // tree for small messages at p = 4 and 8, above it for large ones.
+  const CostModel shared = builtin_model("shm", true);
+  for (const int p : {4, 8}) {
+    EXPECT_LT(alg.cost(query(64, p, 0, shared)),
+              algorithms::kReduceBinomial.cost(query(64, p, 0, shared)));
+    EXPECT_GT(alg.cost(query(1 << 20, p, 0, shared)),
+              algorithms::kReduceBinomial.cost(query(1 << 20, p, 0, shared)));
+  }
+}
+
 // Non-commutative operator with root ≠ 0: reduce to rank 0 in rank order, then forward:
 // ⌈log p⌉(α + βn + γn) + α + βn exactly for p = 2^d (2x2 matrix products, phantom sizes).
 Task<> reduce_binomial_body(Comm& comm, const ReduceOp& op, std::size_t bytes, int root,

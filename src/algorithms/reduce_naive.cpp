@@ -1,0 +1,93 @@
+// Naive (flat-tree) reduce: the naive broadcast (Sanders et al. §13.1) run backwards, as §13.2
+// obtains reduction from broadcast (reverse the messages, combine on the way). Every rank sends
+// its input to the root at once and the root folds them in; on the texts' one-port model (the
+// root's receive port takes one message at a time, o = α, G = β):
+//   T(n, p) = (p - 1)(α + βn + γn)
+// With the root's own time per message o and per byte G (CostModel::overhead, ::gap; LogGP
+// charges a receiver, like a sender, o + Gn a message) the last fold ends after
+//   T(n, p) = α + βn + γn + (p - 2)(o + Gn + γn)
+// and, for messages the root reads itself (shm single copy, n >= pull_bytes), one after another:
+//   T(n, p) = α + βn + γn + (p - 2)(o + βn + γn)
+// Non-commutative ⊗ and root ≠ 0: rank 0 folds in rank order and forwards, + (α + βn), as the
+// binomial reduce does.
+// Preconditions: none (any p, any root). No rank but the root waits for anyone: a leaf's only
+// step is its send, so where ranks share cores no partial result waits for a forwarding rank
+// to be scheduled (the binomial tree's inner ranks).
+//
+//   1 → 0, 2 → 0, 3 → 0, …   all sent at once; the root folds m_0 ⊗ m_1 ⊗ m_2 ⊗ … in order
+#include "algorithms/algorithms.hpp"
+#include "patterns/rank_mod.hpp"
+
+namespace fabcoll::algorithms {
+
+Task<> reduce_naive(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op, int root) {
+  const int p = ch.size();
+  const int me = ch.rank();
+  // A commutative ⊗ folds at the root from its own data on (any order is a valid result); a
+  // non-commutative one at rank 0, whose own data comes first, then ranks 1, 2, … in order.
+  const int folder = op.commutative() || root == 0 ? root : 0;
+  const std::size_t n = in.size();
+  MutableBytes acc;
+  if (me != folder) {
+    Transfer up = ch.send(folder, in);
+    co_await up;
+  } else {
+    acc = me == root ? out : ch.scratch(n);
+    if (p == 1) ch.copy(acc, in);
+    const MutableBytes tmp = ch.scratch(n);
+    ConstBytes left = in;  // may alias out at the root: the first fold reads it, then writes acc
+    for (int j = 1; j < p; ++j) {
+      // The leaf only waits for its buffer: release it before combining (Channel::recv_combine).
+      RecvCombine arrived = ch.recv_combine(rank_mod(folder + j, p), tmp, op, left, acc, false, 0,
+                                            /*release_sender_first=*/true);
+      co_await arrived;
+      left = acc;
+    }
+  }
+  if (folder != root) {  // non-commutative, root ≠ 0: rank 0 forwards the result
+    if (me == folder) {
+      Transfer fwd = ch.send(root, acc, 1);
+      co_await fwd;
+    } else if (me == root) {
+      Transfer res = ch.recv(folder, out, 1);
+      co_await res;
+    }
+  }
+}
+
+namespace {
+Task<> run(Channel& ch, const CollArgs& a) {
+  const MutableBytes out = a.recvbuf == nullptr ? MutableBytes{} : bytes_of(a.recvbuf, a.bytes());
+  return reduce_naive(ch, bytes_of(a.sendbuf, a.bytes()), out, a.op, a.root);
+}
+double cost(const CostQuery& q) {
+  if (q.p <= 1) return 0.0;
+  const double combine = q.m.gamma * q.n;
+  // The root's share of each further message: its own read of it when pulled, else G.
+  const bool pulled = q.m.pull_bytes > 0 && q.n >= q.m.pull_bytes;
+  const double per_byte = (pulled ? q.m.beta : q.m.send_gap()) * q.n;
+  return q.m.alpha + q.m.beta * q.n + combine +
+         (q.p - 2) * (q.m.send_overhead() + per_byte + combine);
+}
+double message_bytes(const CostQuery& q) { return q.n; }  // every send is the whole input
+}  // namespace
+
+const Algorithm kReduceNaive{
+    .name = "naive",
+    .coll = Collective::reduce,
+    .reference =
+        "Sanders et al. §13.1 naive broadcast run backwards (§13.2: reduction as a "
+        "reversed broadcast)",
+    .formula =
+        "α + βn + γn + (p − 2)(o + Gn + γn); o = α, G = β: (p − 1)(α + βn + γn); "
+        "receiver-pulled n: G = β; + (α + βn) for non-commutative ⊗ with root ≠ 0",
+    .needs_commutative = false,
+    .needs_power_of_two = false,
+    .cost = cost,
+    .optimal_k = nullptr,
+    .run = run,
+    .test = "bcast_reduce_test.ReduceNaiveIsTheNaiveBroadcastBackwards",
+    .message_bytes = message_bytes,
+};
+
+}  // namespace fabcoll::algorithms

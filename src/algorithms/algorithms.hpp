@@ -16,6 +16,11 @@ extern const Algorithm kReduceNaive;
 /// Binomial-tree reduce of `in` (every rank, never modified) into `out` (valid at root only;
 /// may alias `in` there). Keeps rank order for non-commutative operators.
 Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op, int root);
+/// A reduce's last step for a non-commutative ⊗ with root ≠ 0: `from` (which folded in rank
+/// order) sends `result` to `root`, which receives it into `out` (step 1); others do nothing.
+Task<> forward_reduced(Channel& ch, int from, int root, ConstBytes result, MutableBytes out);
+/// A reduce's output: recvbuf's bytes, empty where recvbuf is null (ranks other than the root).
+MutableBytes reduce_out(const CollArgs& a);
 extern const Algorithm kBcastPipelinedBinaryTree;
 extern const Algorithm kBcastLinearPipeline;
 /// Pipelined broadcasts of `buf` cut into k packets of whole elements (elem_size bytes each).

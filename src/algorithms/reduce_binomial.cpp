@@ -55,20 +55,28 @@ Task<> reduce_binomial(Channel& ch, ConstBytes in, MutableBytes out, const Reduc
     co_await up;
   }
   if (tree_root != root) {  // non-commutative, root ≠ 0: rank 0 forwards the result
-    if (me == tree_root) {
-      Transfer fwd = ch.send(root, partial, 1);
-      co_await fwd;
-    } else if (me == root) {
-      Transfer res = ch.recv(tree_root, out, 1);
-      co_await res;
-    }
+    Task<> fwd = forward_reduced(ch, tree_root, root, partial, out);
+    co_await fwd;
   }
+}
+
+Task<> forward_reduced(Channel& ch, int from, int root, ConstBytes result, MutableBytes out) {
+  if (ch.rank() == from) {
+    Transfer fwd = ch.send(root, result, 1);
+    co_await fwd;
+  } else if (ch.rank() == root) {
+    Transfer res = ch.recv(from, out, 1);
+    co_await res;
+  }
+}
+
+MutableBytes reduce_out(const CollArgs& a) {
+  return a.recvbuf == nullptr ? MutableBytes{} : bytes_of(a.recvbuf, a.bytes());
 }
 
 namespace {
 Task<> run_reduce_binomial(Channel& ch, const CollArgs& a) {
-  const MutableBytes out = a.recvbuf == nullptr ? MutableBytes{} : bytes_of(a.recvbuf, a.bytes());
-  return reduce_binomial(ch, bytes_of(a.sendbuf, a.bytes()), out, a.op, a.root);
+  return reduce_binomial(ch, bytes_of(a.sendbuf, a.bytes()), reduce_out(a), a.op, a.root);
 }
 double cost(const CostQuery& q) {
   return BinomialTree::ceil_log2(q.p) * (q.m.alpha + (q.m.beta + q.m.gamma) * q.n);

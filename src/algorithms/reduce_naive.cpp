@@ -45,20 +45,14 @@ Task<> reduce_naive(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp
     }
   }
   if (folder != root) {  // non-commutative, root ≠ 0: rank 0 forwards the result
-    if (me == folder) {
-      Transfer fwd = ch.send(root, acc, 1);
-      co_await fwd;
-    } else if (me == root) {
-      Transfer res = ch.recv(folder, out, 1);
-      co_await res;
-    }
+    Task<> fwd = forward_reduced(ch, folder, root, acc, out);
+    co_await fwd;
   }
 }
 
 namespace {
 Task<> run(Channel& ch, const CollArgs& a) {
-  const MutableBytes out = a.recvbuf == nullptr ? MutableBytes{} : bytes_of(a.recvbuf, a.bytes());
-  return reduce_naive(ch, bytes_of(a.sendbuf, a.bytes()), out, a.op, a.root);
+  return reduce_naive(ch, bytes_of(a.sendbuf, a.bytes()), reduce_out(a), a.op, a.root);
 }
 double cost(const CostQuery& q) {
   if (q.p <= 1) return 0.0;

@@ -1,18 +1,22 @@
 // Naive (flat-tree) reduce: the naive broadcast (Sanders et al. §13.1) run backwards, as §13.2
 // obtains reduction from broadcast (reverse the messages, combine on the way). Every rank sends
-// its input to the root at once and the root folds them in; on the texts' one-port model (the
-// root's receive port takes one message at a time, o = α, G = β):
+// its input to the folding rank (the root; rank 0 below for a non-commutative ⊗ with another
+// root) at once, and it folds them in; on the texts' one-port model (its receive port takes
+// one message at a time, o = α, G = β):
 //   T(n, p) = (p - 1)(α + βn + γn)
-// With the root's own time per message o and per byte G (CostModel::overhead, ::gap; LogGP
-// charges a receiver, like a sender, o + Gn a message) the last fold ends after
+// With the folding rank's own time per message o and per byte G (CostModel::overhead, ::gap;
+// LogGP charges a receiver, like a sender, o + Gn a message: on shm the fold reads each ring
+// message's cells straight into the combine, as its sender wrote them, so beside γn it pays
+// that read, not a copy out as well) the last fold ends after
 //   T(n, p) = α + βn + γn + (p - 2)(o + Gn + γn)
-// and, for messages the root reads itself (shm single copy, n >= pull_bytes), one after another:
+// and, for messages the folding rank reads itself (shm single copy, n >= pull_bytes), one after
+// another:
 //   T(n, p) = α + βn + γn + (p - 2)(o + βn + γn)
 // Non-commutative ⊗ and root ≠ 0: rank 0 folds in rank order and forwards, + (α + βn), as the
 // binomial reduce does.
-// Preconditions: none (any p, any root). No rank but the root waits for anyone: a leaf's only
-// step is its send, so where ranks share cores no partial result waits for a forwarding rank
-// to be scheduled (the binomial tree's inner ranks).
+// Preconditions: none (any p, any root). No rank but the folding rank (and a root waiting for
+// its forward) waits for anyone: a leaf's only step is its send, so where ranks share cores no
+// partial result waits for a forwarding rank to be scheduled (the binomial tree's inner ranks).
 //
 //   1 → 0, 2 → 0, 3 → 0, …   all sent at once; the root folds m_0 ⊗ m_1 ⊗ m_2 ⊗ … in order
 #include "algorithms/algorithms.hpp"

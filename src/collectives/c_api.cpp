@@ -264,7 +264,7 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
     const std::size_t used = fabcoll::tuning::parse_link_model(text, l);
     if (used == 0) fabcoll::raise(Errc::transport, "bootstrap: rank 0's cost model is garbled");
     c.world.comm->set_link(l);
-    c.tuning = (used < text.size() ? text.substr(used + 1) : std::string()) + ", from rank 0";
+    c.tuning = text.substr(used) + ", from rank 0";
   }
 }
 

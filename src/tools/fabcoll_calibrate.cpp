@@ -994,17 +994,18 @@ int main(int argc, char** argv) {
     lp.points = static_cast<int>(train.size());
     // The fit held o and G fixed (linear_cost_terms counts measured ones in c); keep o <= α
     // and G <= β.
-    const auto cap = [&](double& measured, double limit, const char* what) {
+    const auto cap = [&](double& measured, double limit, const char* name, const char* limit_name,
+                         const char* unit) {
       if (!(measured >= 0 && measured > limit)) return;
       if (rank == 0)
         std::fprintf(stderr,
-                     "fabcoll-calibrate: refitted %s = %.3g below the measured %.3g; "
-                     "clamped to it\n",
-                     what, limit, measured);
+                     "fabcoll-calibrate: refitted %s = %.3g %s below the measured %s = %.3g %s; "
+                     "%s clamped to %s\n",
+                     limit_name, limit, unit, name, measured, unit, name, limit_name);
       measured = limit;
     };
-    cap(lp.model.overhead, lp.model.alpha, "alpha (s) as the sender overhead o");
-    cap(lp.model.gap, lp.model.beta, "beta (s/B) as the sender time per byte G");
+    cap(lp.model.overhead, lp.model.alpha, "sender overhead o", "alpha", "s");
+    cap(lp.model.gap, lp.model.beta, "sender time per byte G", "beta", "s/B");
   }
   file.links = {lp};
 

@@ -410,13 +410,17 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
                   &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &used) != 15 ||
       used <= 0)
     return 0;
+  // The numbers end at the end of the line or at a space: "… 1.1x" is garbled, not 1.1.
+  auto end = static_cast<std::size_t>(used);
+  if (end < text.size() && text[end] != ' ') return 0;
+  while (end < text.size() && text[end] == ' ') ++end;
   const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap;
   l.above = m;  // γ, o, δ, ω, χ and the pull threshold are the link's, in both segments
   l.above.alpha = above_alpha;
   l.above.beta = above_beta;
   l.above.gap = above_gap;
   out = l;
-  return static_cast<std::size_t>(used);
+  return end;
 }
 
 }  // namespace fabcoll::tuning

@@ -178,8 +178,9 @@ std::optional<LinkModel> link_model_for(const TuningFile& f, std::string_view li
                                         int local_ranks = 0);
 /// A link model as one line of text (every field that selection reads, both segments), and back:
 /// how rank 0's model reaches every rank at start-up, so that all select alike. The upper
-/// segment shares the lower one's fields apart from α, β and G. parse_link_model returns the
-/// number of characters it read (the text may go on), or 0 when the line is garbled.
+/// segment shares the lower one's fields apart from α, β and G. parse_link_model returns where
+/// the text after the numbers starts (past the spaces that must follow them), or 0 when the
+/// line is garbled.
 std::string format_link_model(const LinkModel& l);
 std::size_t parse_link_model(const std::string& text, LinkModel& l);
 /// The entry model_for uses (nullptr: none, built-in defaults).

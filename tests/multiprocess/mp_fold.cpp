@@ -192,6 +192,7 @@ int main() {
   };
   const Case cases[] = {
       {Coll::reduce, "binomial", false},
+      {Coll::reduce, "naive", false},
       {Coll::reduce, "rabenseifner", false},
       {Coll::reduce, "hybrid", false},  // no fold: combines from the caller's input
       {Coll::allreduce, "rabenseifner", false},

@@ -558,7 +558,7 @@ TEST_P(OfiConformance, ManyOutstandingRendezvousToOnePeer) {
 TEST_P(OfiConformance, RegisteredRegionsNeedNoPerCallRegistration) {
   run_world(options(4096), 2, [&](RankCtx& c) {
     const int peer = 1 - c.rank;
-    constexpr std::size_t kLarge = (1u << 20) + 3;
+    constexpr std::size_t kLarge = (9u << 20) + 3;  // three reads of at most 4 MiB
     constexpr std::size_t kSmall = 100;
     constexpr std::size_t kOffset = 4096 + 8;
     std::vector<std::byte> sregion(kOffset + kLarge + 64);

@@ -798,7 +798,7 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   LinkModel back;
   const std::size_t used = parse_link_model(line, back);
   ASSERT_GT(used, 0u);
-  EXPECT_EQ(line.substr(used), " tuning text, with spaces");
+  EXPECT_EQ(line.substr(used), "tuning text, with spaces");
   for (const auto& [got, want] : {std::pair{back.below, l.below}, std::pair{back.above, l.above}}) {
     EXPECT_EQ(got.alpha, want.alpha);
     EXPECT_EQ(got.beta, want.beta);
@@ -817,6 +817,8 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   untouched.break_bytes = 7;
   EXPECT_EQ(parse_link_model("1 2 3 garbled", untouched), 0u);
   EXPECT_EQ(parse_link_model("", untouched), 0u);
+  EXPECT_EQ(parse_link_model(format_link_model(l) + "x more", untouched), 0u);  // glued on
+  EXPECT_EQ(parse_link_model(format_link_model(l), back), format_link_model(l).size());
   EXPECT_EQ(untouched.break_bytes, 7);
 }
 

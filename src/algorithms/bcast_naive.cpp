@@ -14,6 +14,7 @@
 //
 //   0 → 1, 0 → 2, 0 → 3, …   all posted at once by the root, from root + 1 on
 #include "algorithms/algorithms.hpp"
+#include "patterns/rank_mod.hpp"
 
 namespace fabcoll::algorithms {
 
@@ -26,7 +27,7 @@ Task<> bcast_naive(Channel& ch, MutableBytes buf, int root) {
     co_return;
   }
   TransferSet sends;
-  for (int i = 1; i < p; ++i) sends.add(ch.send((root + i) % p, buf));
+  for (int i = 1; i < p; ++i) sends.add(ch.send(rank_mod(root + i, p), buf));
   co_await sends;
 }
 

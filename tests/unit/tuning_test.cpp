@@ -321,6 +321,17 @@ TEST(Fit, CostPointsRecoverTheExchangeFactor) {
   }
 }
 
+// α, β come back exactly from the formulas' times at p = 8 under `truth`, whose o and G terms
+// linear_cost_terms counts as known.
+void expect_fit_recovers(const CostModel& truth) {
+  std::vector<std::string> nonlinear;
+  const std::vector<CostPoint> pts = formula_points(truth, 8, nonlinear);
+  ASSERT_GE(pts.size(), 8u);
+  const LinearFit exact = fit_cost_points(pts);
+  EXPECT_NEAR(exact.alpha / truth.alpha, 1.0, 1e-9);
+  EXPECT_NEAR(exact.beta / truth.beta, 1.0, 1e-9);
+}
+
 // With a measured sender overhead o the o terms are known, like the γ term: they go into c,
 // and α, β come back from times that carry them. Unmeasured (o = α) they count as α rounds.
 TEST(Fit, CostPointsWithMeasuredOverhead) {
@@ -339,12 +350,7 @@ TEST(Fit, CostPointsWithMeasuredOverhead) {
   EXPECT_DOUBLE_EQ(a, 7);  // (p − 1)(α + βn)
   EXPECT_DOUBLE_EQ(c, 0);
 
-  std::vector<std::string> nonlinear;
-  const std::vector<CostPoint> pts = formula_points(truth, 8, nonlinear);
-  ASSERT_GE(pts.size(), 8u);
-  const LinearFit exact = fit_cost_points(pts);
-  EXPECT_NEAR(exact.alpha / truth.alpha, 1.0, 1e-9);
-  EXPECT_NEAR(exact.beta / truth.beta, 1.0, 1e-9);
+  expect_fit_recovers(truth);
 }
 
 // A measured sender time per byte G (LogGP's G) is known like o: its terms go into c and b
@@ -374,12 +380,7 @@ TEST(Fit, CostPointsWithMeasuredGap) {
   EXPECT_DOUBLE_EQ(b, 64);
   EXPECT_DOUBLE_EQ(c, 6 * 1e-6);
 
-  std::vector<std::string> nonlinear;
-  const std::vector<CostPoint> pts = formula_points(truth, 8, nonlinear);
-  ASSERT_GE(pts.size(), 8u);
-  const LinearFit exact = fit_cost_points(pts);
-  EXPECT_NEAR(exact.alpha / truth.alpha, 1.0, 1e-9);
-  EXPECT_NEAR(exact.beta / truth.beta, 1.0, 1e-9);
+  expect_fit_recovers(truth);
 }
 
 TEST(Fit, MedianAbs) {
@@ -724,6 +725,14 @@ TEST(Crossover, LinkModelTableIsTheFastestUnderSegmentCosts) {
   EXPECT_EQ(algorithm_cost(*tt, 1 << 20, 4, link), tt->cost(q));
 }
 
+// `text` with its one `entry` (a link's "key": value, as to_json_text writes it) replaced by
+// `by`: the optional keys' tests read a file without the key, with a negative value, with text.
+std::string replaced(std::string text, const std::string& entry, const std::string& by) {
+  const auto pos = text.find(entry);
+  EXPECT_NE(pos, std::string::npos) << entry << " not in " << text;
+  return pos == std::string::npos ? text : text.replace(pos, entry.size(), by);
+}
+
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
           ("fabcoll_tuning_test_" + std::to_string(getpid()) + "_" + name))
@@ -829,8 +838,8 @@ TEST(TuningFile, GapRoundTripsIntoModelForBelowTheBreak) {
   TuningFile f = sample();
   f.links[1].model.gap = 5e-11;  // ofi/sockets: measured; shm: not (-1)
   const std::string text = to_json_text(f);
-  const auto pos = text.find("\"gap\": 5e-11");
-  ASSERT_NE(pos, std::string::npos) << text;
+  const std::string entry = "\"gap\": 5e-11";
+  ASSERT_NE(text.find(entry), std::string::npos) << text;
   std::string err;
   const auto g = parse_tuning(text, err);
   ASSERT_TRUE(g) << err;
@@ -848,20 +857,15 @@ TEST(TuningFile, GapRoundTripsIntoModelForBelowTheBreak) {
   EXPECT_EQ(link->below.gap, 5e-11);
   EXPECT_LT(link->above.gap, 0);
 
-  std::string without = text;
-  without.replace(pos, 12, "\"r2_x\": 0.0");  // same shape, key gone
+  const std::string without = replaced(text, entry, "\"r2_x\": 0.0");  // same shape, key gone
   ASSERT_EQ(without.find("\"gap\""), std::string::npos) << without;
   const auto old = parse_tuning(without, err);
   ASSERT_TRUE(old) << err;
   EXPECT_LT(old->links[1].model.gap, 0);
-  std::string negative = text;
-  negative.replace(pos, 12, "\"gap\": -1e-9");
-  const auto neg = parse_tuning(negative, err);
+  const auto neg = parse_tuning(replaced(text, entry, "\"gap\": -1e-9"), err);
   ASSERT_TRUE(neg) << err;
   EXPECT_EQ(neg->links[1].model.gap, -1);
-  std::string wrong = text;
-  wrong.replace(pos, 12, "\"gap\": \"x\"");
-  EXPECT_FALSE(parse_tuning(wrong, err));
+  EXPECT_FALSE(parse_tuning(replaced(text, entry, "\"gap\": \"x\""), err));
 }
 
 // ω (CostModel::written) travels in the link entry ("written") into both segments' models; a
@@ -878,18 +882,13 @@ TEST(TuningFile, WrittenFactorRoundTripsAndIsChecked) {
   EXPECT_EQ(model_for(*g, "shm").written, 1.75);
   EXPECT_EQ(model_for(*g, "ofi/sockets").written, 1);
   EXPECT_EQ(model_for(*g, "ofi/sockets", 1 << 20).written, 1);
-  const auto pos = text.find("\"written\": 1.75");
-  ASSERT_NE(pos, std::string::npos) << text;
-  std::string without = text;
-  without.replace(pos, 15, "\"r2_more\": 1.0");
-  const auto h = parse_tuning(without, err);
+  const std::string entry = "\"written\": 1.75";
+  ASSERT_NE(text.find(entry), std::string::npos) << text;
+  const auto h = parse_tuning(replaced(text, entry, "\"r2_more\": 1.0"), err);
   ASSERT_TRUE(h) << err;
   EXPECT_EQ(model_for(*h, "shm").written, 1);
-  for (const char* bad : {"\"written\": 0.50", "\"written\": \"x\"", "\"written\": -1.0"}) {
-    std::string b = text;
-    b.replace(pos, 15, bad);
-    EXPECT_FALSE(parse_tuning(b, err)) << bad;
-  }
+  for (const char* bad : {"\"written\": 0.50", "\"written\": \"x\"", "\"written\": -1.0"})
+    EXPECT_FALSE(parse_tuning(replaced(text, entry, bad), err)) << bad;
 }
 
 TEST(TuningFile, ExchangeFactorsRoundTripAndAreChecked) {
@@ -907,20 +906,16 @@ TEST(TuningFile, ExchangeFactorsRoundTripAndAreChecked) {
   EXPECT_EQ(model_for(*g, "ofi/sockets").exchange_beta, 1);
   // Absent (a file from before they were measured): 1.
   for (const char* key : {"\"exchange_alpha\": 1.375", "\"exchange_beta\": 2.25"}) {
-    const auto pos = text.find(key);
-    ASSERT_NE(pos, std::string::npos) << text;
-    std::string without = text;
-    without.replace(pos, std::string(key).size(), "\"r2_more\": 1.0");
-    const auto h = parse_tuning(without, err);
+    ASSERT_NE(text.find(key), std::string::npos) << text;
+    const auto h = parse_tuning(replaced(text, key, "\"r2_more\": 1.0"), err);
     ASSERT_TRUE(h) << err;
     const CostModel got = model_for(*h, "shm");
     const bool alpha_key = std::string(key).find("alpha") != std::string::npos;
     EXPECT_EQ(alpha_key ? got.exchange_alpha : got.exchange_beta, 1) << key;
     EXPECT_EQ(alpha_key ? got.exchange_beta : got.exchange_alpha, alpha_key ? 2.25 : 1.375) << key;
     for (const char* bad : {"0.1", "\"x\"", "-1.0", "9.0"}) {
-      std::string b = text;
-      b.replace(pos, std::string(key).size(),
-                std::string(key).substr(0, std::string(key).find(':') + 2) + bad);
+      const std::string b =
+          replaced(text, key, std::string(key).substr(0, std::string(key).find(':') + 2) + bad);
       EXPECT_FALSE(parse_tuning(b, err)) << b;
       if (bad[0] != '"') {
         EXPECT_NE(err.find("exchange_alpha and exchange_beta"), std::string::npos) << err;
@@ -991,11 +986,10 @@ TEST(Crossover, WrittenDataMovesTheAllreduceChoiceAtP2) {
 TEST(TuningFile, FileWithoutOverheadMeansOEqualsAlpha) {
   TuningFile f = sample();
   f.links[0].model.overhead = 2e-7;
-  std::string text = to_json_text(f);
-  const auto pos = text.find("\"overhead\": 2e-07");
-  ASSERT_NE(pos, std::string::npos) << text;
-  std::string without = text;
-  without.replace(pos, 17, "\"r2_extra\": 0.0");  // same shape, key gone
+  const std::string text = to_json_text(f);
+  const std::string entry = "\"overhead\": 2e-07";
+  ASSERT_NE(text.find(entry), std::string::npos) << text;
+  const std::string without = replaced(text, entry, "\"r2_extra\": 0.0");  // key gone
   ASSERT_EQ(without.find("overhead"), std::string::npos);
   std::string err;
   const auto g = parse_tuning(without, err);
@@ -1004,14 +998,10 @@ TEST(TuningFile, FileWithoutOverheadMeansOEqualsAlpha) {
   EXPECT_LT(g->links[0].model.overhead, 0);
   EXPECT_LT(model_for(*g, "shm").overhead, 0);
   EXPECT_EQ(model_for(*g, "shm").send_overhead(), model_for(*g, "shm").alpha);
-  std::string negative = text;
-  negative.replace(pos, 17, "\"overhead\": -5.0");
-  const auto n = parse_tuning(negative, err);
+  const auto n = parse_tuning(replaced(text, entry, "\"overhead\": -5.0"), err);
   ASSERT_TRUE(n) << err;
   EXPECT_EQ(n->links[0].model.overhead, -1);
-  std::string wrong = text;
-  wrong.replace(pos, 17, "\"overhead\": \"x\"");
-  EXPECT_FALSE(parse_tuning(wrong, err));
+  EXPECT_FALSE(parse_tuning(replaced(text, entry, "\"overhead\": \"x\""), err));
 }
 
 TEST(TuningFile, ModelFor) {

@@ -182,7 +182,10 @@ const Algorithm& select_algorithm(const Comm& comm, const CollArgs& args) {
   for (const Algorithm* a : all_algorithms()) {
     if (a->coll != args.coll || excluded(comm, *a, args) != nullptr) continue;
     const double c = predicted_cost(comm, *a, args);
-    if (best == nullptr || c < best_cost) {
+    // Ties up to rounding go to the algorithm registered first, as in the tables
+    // (tuning::fastest): the hybrid whose strategy is recursive doubling costs what recursive
+    // doubling does, a rounding error apart, and runs more instructions.
+    if (best == nullptr || c < best_cost * (1 - tuning::kTieTolerance)) {
       best = a;
       best_cost = c;
     }

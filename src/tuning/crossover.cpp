@@ -45,6 +45,10 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const CostModel& m)
 double mean_message_bytes(const Algorithm& alg, double n, int p, const CostModel& m) {
   CostQuery q = query(n, p, m);
   q.k = selector_k(alg, n, p, m);
+  // Under the model it is costed and run with (the plan's run model): a formula that picks its
+  // strategy by the model (the hybrids, Theorem 1's k) sends that strategy's messages, which
+  // χ or ω can make differ from those under m.
+  q.m = alg.costed(q);
   return alg.mean_message(q);
 }
 

@@ -18,9 +18,11 @@
 #include <vector>
 
 #include "collectives/collectives.hpp"
+#include "patterns/hypercube.hpp"
 #include "transports/sim/sim.hpp"
 #include "tuning/crossover.hpp"
 #include "tuning/fit.hpp"
+#include "tuning/lawn29.hpp"
 #include "tuning/tuning_file.hpp"
 
 namespace fabcoll::tuning {
@@ -632,6 +634,59 @@ TEST(Crossover, WholeMessagesAreCostedWithTheSegmentThatHoldsThem) {
   q.n = 1024;
   q.m = below;
   EXPECT_EQ(algorithm_cost(*binomial, 1024, 8, link), binomial->cost(q));
+}
+
+// A hybrid runs Theorem 1's strategy under the model it is costed with (χα raises α by its
+// exchange share), and that strategy's messages decide its segment. The built-in oversubscribed
+// shm link with χα = 1.75 at p = 4, 32 KiB: under the raw model below the break the hybrid
+// halves once (16 KiB messages, below), under the costed one (α × 1.75) it exchanges whole
+// vectors (32 KiB, above). It was costed below as if it sent 16 KiB messages (23.6 against
+// recursive doubling's 47.4 µs) and ran as recursive doubling with single copies.
+TEST(Crossover, HybridIsCostedWithTheSegmentOfTheStrategyItRuns) {
+  const double brk = 32768;
+  for (const double chi : {1.0, 1.75}) {
+    LinkModel link = builtin_link("shm", 2.0, brk);
+    link.below.exchange_alpha = link.above.exchange_alpha = chi;
+    for (const char* coll : {"allreduce", "reduce"}) {
+      const Collective c =
+          std::string(coll) == "allreduce" ? Collective::allreduce : Collective::reduce;
+      const Algorithm* hy = find_algorithm(c, "hybrid");
+      ASSERT_NE(hy, nullptr);
+      for (const int p : {4, 8, 16}) {
+        const int d = Hypercube{p}.dim();
+        for (const double n : log_sizes(1024, double(1 << 22), 4)) {
+          const PacketChoice pc = segment_k(*hy, n, p, link.below, link.above, brk);
+          CostQuery q;
+          q.n = n;
+          q.p = p;
+          q.m = pc.m;
+          const CostModel run = hy->costed(q);
+          const Strategy s = theorem1_strategy(n, d, run);
+          // Its messages: n/2 in a halving step (then n halves), n in an exchange step.
+          double m = n, lo = n, hi = 0;
+          for (int j = d - 1; j >= 0; --j) {
+            const double sent = ((s >> j) & 1u) != 0 ? m / 2 : m;
+            lo = std::min(lo, sent);
+            hi = std::max(hi, sent);
+            if (((s >> j) & 1u) != 0) m /= 2;
+          }
+          if (lo >= brk) {
+            EXPECT_TRUE(pc.above) << coll << " χα " << chi << " p " << p << " n " << n;
+          }
+          if (hi < brk) {
+            EXPECT_FALSE(pc.above) << coll << " χα " << chi << " p " << p << " n " << n;
+          }
+        }
+      }
+    }
+  }
+  // The case above: the hybrid costs what recursive doubling costs, whose messages it sends.
+  LinkModel link = builtin_link("shm", 2.0, brk);
+  link.below.exchange_alpha = link.above.exchange_alpha = 1.75;
+  const Algorithm* hy = find_algorithm(Collective::allreduce, "hybrid");
+  const Algorithm* rd = find_algorithm(Collective::allreduce, "recursive_doubling");
+  ASSERT_NE(rd, nullptr);
+  EXPECT_NEAR(algorithm_cost(*hy, brk, 4, link) / algorithm_cost(*rd, brk, 4, link), 1.0, 1e-9);
 }
 
 // The run-time selector costs with both segments of its communicator's link, as the tables and

@@ -90,7 +90,11 @@ double Algorithm::costed_optimal_k(CostQuery q) const {
 
 CostModel Algorithm::costed(const CostQuery& q0) const {
   // The query the shares see: ω off below written_from (see the declaration), so that a
-  // hybrid's strategy (a fixed point over its shares) is the one it runs with.
+  // hybrid's strategy (a fixed point over its shares) is the one it runs with. Left: the
+  // mean message that gates ω is the raw model's, where the segment's is the costed one's
+  // (tuning::mean_message_bytes); a hybrid that halves under the raw model and exchanges
+  // whole vectors under χα > 1 could have ω off although its messages reach written_from.
+  // Neither built-in model has both ω and χ (quiet: χ = 1; oversubscribed: ω = 1).
   CostQuery q = q0;
   if (q.m.written != 1 && q.m.written_from > 0 && mean_message(q) < q.m.written_from)
     q.m.written = 1;

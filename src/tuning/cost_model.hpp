@@ -106,10 +106,10 @@ struct LinkModel {
 /// rounds are exchanges, took 6.2 us for its 2 rounds there (3.1 us a round). This model had
 /// α = 3 us for both and χα = 1; it then predicted the dissemination barrier (6.0 us) below the
 /// linear one (6.8 us), where calibrate's fit there (--quick: χα 1.25) chose the linear barrier,
-/// as this model now does (6.0 against 6.2 us). The linear barrier's root leaves first, which
-/// a rooted call after it gains from (README, Benchmarks).
-/// δ (local copies): memcpy of 4 KiB … 4 MiB, the buffer in cache, one core: 39–56 GB/s,
-/// 1.8–2.6e-11 s/B (12 GB/s out of cache at 16 MiB).
+/// as this model now does (linear 6.0 against dissemination 6.2 us). The linear barrier's root
+/// leaves first, which a rooted call after it gains from (README, Benchmarks). δ (local copies):
+/// memcpy of 4 KiB … 4 MiB, the buffer in cache, one core: 39–56 GB/s, 1.8–2.6e-11 s/B (12 GB/s out
+/// of cache at 16 MiB).
 inline constexpr double kBuiltinCopy = 2e-11;
 /// γ: the AVX2 reduction kernels (fabcoll-calibrate's γ phase, rank 0 alone, 16 KiB … 4 MiB):
 /// sum float64 2.5e-11, float32 3.0e-11, int32 3.3e-11, max float64 3.3e-11 s/B; 1e-10
@@ -142,7 +142,7 @@ inline CostModel builtin_model(std::string_view link_class, bool oversubscribed 
 /// core for each copy, so α, β, γ and o scale by r/2 and δ (measured by one rank alone) by r.
 /// Measured at p = 8 on 2 cores (r = 4), pairwise all-to-all with the rings (single copy off),
 /// 7 rounds: 50 us at 4 KiB and 94 us at 24 KiB, i.e. α ≈ 6.7 us and β ≈ 3.1e-10 s/B a round,
-/// about twice p = 4's 3 us and 1.5e-10.
+/// about twice p = 4's 3.1 us (a round of exchanges: α χα) and 1.5e-10.
 ///
 /// The break: messages from the single-copy threshold go as a request-to-send, the receiver's
 /// CMA read and a completion back to the sender; each waits for two more wake-ups, each

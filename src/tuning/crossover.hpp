@@ -1,8 +1,8 @@
 // The crossover table: for one collective, p ranks and a cost model, the message-size ranges
 // in which each algorithm is predicted fastest. Every pipelined algorithm is costed at the
 // packet count the selector would use (its optimal k, rounded, at least 1 and at most n), and
-// ties go to the algorithm registered first, as select_algorithm breaks them, so that the table
-// and the run-time choice agree (up to ties within rounding, see kTieTolerance).
+// ties (within kTieTolerance) go to the algorithm registered first, as select_algorithm breaks
+// them, so that the table and the run-time choice agree.
 #pragma once
 
 #include <cstddef>
@@ -83,8 +83,8 @@ bool eligible(const Algorithm& alg, int p, bool commutative);
 inline constexpr double kTieTolerance = 1e-9;
 
 /// The eligible algorithm of least predicted cost at n bytes, or nullptr if none is eligible.
-/// Costs within kTieTolerance (relative) tie and the first registered wins; select_algorithm
-/// compares strictly, so on such a tie it may pick the other one (at the same predicted cost).
+/// Costs within kTieTolerance (relative) tie and the first registered wins, as in
+/// select_algorithm.
 const Algorithm* fastest(Collective c, double n, int p, const CostModel& m, bool commutative);
 /// The same under a link with a protocol break (algorithm_cost(…, LinkModel)).
 const Algorithm* fastest(Collective c, double n, int p, const LinkModel& link, bool commutative);

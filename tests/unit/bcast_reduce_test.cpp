@@ -87,7 +87,7 @@ TEST(BcastReduce, ReduceNaiveIsTheNaiveBroadcastBackwards) {
   EXPECT_DOUBLE_EQ(alg.cost(query(800, 6, 0, m)), 4.0 + 200 + g + 4 * (0.5 + 200 + g));
   // p = 2: the binomial tree's one message, a tie (the binomial reduce is registered first).
   EXPECT_DOUBLE_EQ(alg.cost(query(800, 2)), algorithms::kReduceBinomial.cost(query(800, 2)));
-  // Ranks sharing cores (the built-in oversubscribed shm model, o = α / 15): below the binomial
+  // Ranks sharing cores (the built-in oversubscribed shm model, o = α / 13): below the binomial
   // tree for small messages at p = 4 and 8, above it for large ones.
   const CostModel shared = builtin_model("shm", true);
   for (const int p : {4, 8}) {

@@ -161,8 +161,9 @@ TEST(Selector, PicksTheLeastPredictedCostAmongEligible) {
 
 // The built-in shm models. Small broadcasts: the naive broadcast while (p - 2)o stays below
 // the binomial tree's extra levels (quiet o = α/10: up to p = 32 or so, not at 64), never
-// under the texts' o = α. With more ranks than cores (α 3 us, o 0.2 us) also the linear
-// barrier at p = 8, whose root's extra sends cost only o, where quiet keeps dissemination.
+// under the texts' o = α. With more ranks than cores (α 2.6 us, χα 3.1/2.6, o 0.2 us) also
+// the linear barrier at p = 4 and 8, whose root's extra sends cost only o and whose hops are
+// not exchanges, where quiet keeps dissemination.
 TEST(Selector, BuiltInOversubscribedModelPrefersFewerHops) {
   auto pick = [](int p, const CostModel& m, Collective c, std::size_t n) {
     sim::World world(p, m);

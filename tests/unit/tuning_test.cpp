@@ -640,8 +640,8 @@ TEST(Crossover, WholeMessagesAreCostedWithTheSegmentThatHoldsThem) {
 // exchange share), and that strategy's messages decide its segment. The built-in oversubscribed
 // shm link with χα = 1.75 at p = 4, 32 KiB: under the raw model below the break the hybrid
 // halves once (16 KiB messages, below), under the costed one (α × 1.75) it exchanges whole
-// vectors (32 KiB, above). It was costed below as if it sent 16 KiB messages (23.6 against
-// recursive doubling's 47.4 µs) and ran as recursive doubling with single copies.
+// vectors (32 KiB, above). It was costed below as if it sent 16 KiB messages (22.2 against
+// recursive doubling's 46.0 µs) and ran as recursive doubling with single copies.
 TEST(Crossover, HybridIsCostedWithTheSegmentOfTheStrategyItRuns) {
   const double brk = 32768;
   for (const double chi : {1.0, 1.75}) {

@@ -107,9 +107,10 @@ struct LinkModel {
 /// α = 3 us for both and χα = 1; it then predicted the dissemination barrier (6.0 us) below the
 /// linear one (6.8 us), where calibrate's fit there (--quick: χα 1.25) chose the linear barrier,
 /// as this model now does (linear 6.0 against dissemination 6.2 us). The linear barrier's root
-/// leaves first, which a rooted call after it gains from (README, Benchmarks). δ (local copies):
-/// memcpy of 4 KiB … 4 MiB, the buffer in cache, one core: 39–56 GB/s, 1.8–2.6e-11 s/B (12 GB/s out
-/// of cache at 16 MiB).
+/// leaves first, which a rooted call after it gains from (README, Benchmarks).
+///
+/// δ (local copies): memcpy of 4 KiB … 4 MiB, the buffer in cache, one core: 39–56 GB/s,
+/// 1.8–2.6e-11 s/B (12 GB/s out of cache at 16 MiB).
 inline constexpr double kBuiltinCopy = 2e-11;
 /// γ: the AVX2 reduction kernels (fabcoll-calibrate's γ phase, rank 0 alone, 16 KiB … 4 MiB):
 /// sum float64 2.5e-11, float32 3.0e-11, int32 3.3e-11, max float64 3.3e-11 s/B; 1e-10

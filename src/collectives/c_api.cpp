@@ -254,10 +254,16 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
     c.world.comm->set_link(l);
   }
   // Every rank must choose the same algorithms, so every rank uses rank 0's model (hosts may
-  // hold different tuning files).
+  // hold different tuning files). Rank 0 too takes the model as its line reads back: a field
+  // the line does not carry would otherwise differ between rank 0 and the others, and their
+  // choices with it (a hang).
   if (rank == 0) {
-    c.store->put("model/0",
-                 fabcoll::tuning::format_link_model(c.world.comm->link()) + " " + c.tuning);
+    const std::string line = fabcoll::tuning::format_link_model(c.world.comm->link());
+    fabcoll::LinkModel l;
+    if (fabcoll::tuning::parse_link_model(line, l) == 0)
+      fabcoll::raise(Errc::internal, "bootstrap: the cost model line does not read back");
+    c.world.comm->set_link(l);
+    c.store->put("model/0", line + " " + c.tuning);
   } else {
     const std::string text = c.store->get("model/0", timeout);
     fabcoll::LinkModel l;

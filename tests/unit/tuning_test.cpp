@@ -844,6 +844,24 @@ TEST(TuningFile, OverheadRoundTripsIntoModelFor) {
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
+// Every field of both segments and the break, compared exactly.
+void expect_same_link(const LinkModel& got, const LinkModel& want) {
+  for (const auto& [g, w] : {std::pair{got.below, want.below}, std::pair{got.above, want.above}}) {
+    EXPECT_EQ(g.alpha, w.alpha);
+    EXPECT_EQ(g.beta, w.beta);
+    EXPECT_EQ(g.gamma, w.gamma);
+    EXPECT_EQ(g.overhead, w.overhead);
+    EXPECT_EQ(g.pull_bytes, w.pull_bytes);
+    EXPECT_EQ(g.copy, w.copy);
+    EXPECT_EQ(g.written, w.written);
+    EXPECT_EQ(g.written_from, w.written_from);
+    EXPECT_EQ(g.exchange_alpha, w.exchange_alpha);
+    EXPECT_EQ(g.exchange_beta, w.exchange_beta);
+    EXPECT_EQ(g.gap, w.gap);
+  }
+  EXPECT_EQ(got.break_bytes, want.break_bytes);
+}
+
 // Rank 0's link model reaches every rank as one line (c_api's bootstrap): every field that
 // selection reads comes back exactly, in its place, both segments; a garbled line is refused.
 TEST(TuningFile, LinkModelLineRoundTrips) {
@@ -863,20 +881,7 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   const std::size_t used = parse_link_model(line, back);
   ASSERT_GT(used, 0u);
   EXPECT_EQ(line.substr(used), "tuning text, with spaces");
-  for (const auto& [got, want] : {std::pair{back.below, l.below}, std::pair{back.above, l.above}}) {
-    EXPECT_EQ(got.alpha, want.alpha);
-    EXPECT_EQ(got.beta, want.beta);
-    EXPECT_EQ(got.gamma, want.gamma);
-    EXPECT_EQ(got.overhead, want.overhead);
-    EXPECT_EQ(got.pull_bytes, want.pull_bytes);
-    EXPECT_EQ(got.copy, want.copy);
-    EXPECT_EQ(got.written, want.written);
-    EXPECT_EQ(got.written_from, want.written_from);
-    EXPECT_EQ(got.exchange_alpha, want.exchange_alpha);
-    EXPECT_EQ(got.exchange_beta, want.exchange_beta);
-    EXPECT_EQ(got.gap, want.gap);
-  }
-  EXPECT_EQ(back.break_bytes, l.break_bytes);
+  expect_same_link(back, l);
   LinkModel untouched;
   untouched.break_bytes = 7;
   EXPECT_EQ(parse_link_model("1 2 3 garbled", untouched), 0u);
@@ -884,6 +889,24 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   EXPECT_EQ(parse_link_model(format_link_model(l) + "x more", untouched), 0u);  // glued on
   EXPECT_EQ(parse_link_model(format_link_model(l), back), format_link_model(l).size());
   EXPECT_EQ(untouched.break_bytes, 7);
+}
+
+// Rank 0 selects with its model as the bootstrap line reads back, as every other rank does
+// (c_api.cpp), so a field the line does not carry would silently change rank 0's model. Every
+// built-in link the context can set (fabric, shm quiet and with 1.5 … 8 ranks per core, with
+// and without the single-copy threshold) reads back whole.
+TEST(TuningFile, BuiltInLinksSurviveTheBootstrapLine) {
+  for (const char* cls : {"shm", "ofi/sockets"}) {
+    for (const double r : {0.5, 1.0, 1.5, 2.0, 4.0, 8.0}) {
+      for (const double single_copy : {0.0, 32768.0}) {
+        LinkModel l = builtin_link(cls, r, single_copy);
+        if (single_copy > 0) l.set_single_copy(single_copy);
+        LinkModel back;
+        ASSERT_GT(parse_link_model(format_link_model(l), back), 0u) << cls << " r " << r;
+        expect_same_link(back, l);
+      }
+    }
+  }
 }
 
 // The sender's time per byte G (LogGP's G) travels in the link entry ("gap") into the model

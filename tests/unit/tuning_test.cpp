@@ -636,6 +636,20 @@ TEST(Crossover, WholeMessagesAreCostedWithTheSegmentThatHoldsThem) {
   EXPECT_EQ(algorithm_cost(*binomial, 1024, 8, link), binomial->cost(q));
 }
 
+// The built-in link for ranks sharing cores: its break at the single-copy threshold was
+// measured on pairwise all-to-alls (exchanges), +6.8 µs a message at p = 4 on 2 cores (r = 2)
+// and +11.9 µs at p = 8 (r = 4), against the rings. An exchange is costed with χα·α, so the
+// break's extra α is 3.4 µs × r over χα: an exchange above the break then costs 3.4 µs × r more
+// than one below (6.8 and 13.6 µs), where charging χα on top made it 8.1 and 16.2.
+TEST(Crossover, BuiltInBreakIsTheExchangesMeasuredExtra) {
+  for (const double r : {2.0, 4.0}) {
+    const LinkModel l = builtin_link("shm", r, 32768);
+    ASSERT_TRUE(l.has_break());
+    EXPECT_GT(l.below.exchange_alpha, 1.0);
+    EXPECT_NEAR((l.above.alpha - l.below.alpha) * l.below.exchange_alpha, 3.4e-6 * r, 1e-12);
+  }
+}
+
 // A hybrid runs Theorem 1's strategy under the model it is costed with (χα raises α by its
 // exchange share), and that strategy's messages decide its segment. The built-in oversubscribed
 // shm link with χα = 1.75 at p = 4, 32 KiB: under the raw model below the break the hybrid

@@ -147,7 +147,7 @@ inline CostModel builtin_model(std::string_view link_class, bool oversubscribed 
 ///
 /// The break: messages from the single-copy threshold go as a request-to-send, the receiver's
 /// CMA read and a completion back to the sender; each waits for two more wake-ups, each
-/// behind the other ranks of its core: α above the break = α + 3.4 us × r. Measured: pairwise
+/// behind the other ranks of its core: α above the break = α + 3.4 us × r / χα. Measured: pairwise
 /// all-to-all at 24 KiB (its messages 24 KiB), the single-copy threshold set below (4 KiB) and
 /// above (1 MiB) the message size, three alternating runs each: p = 4 on 2 cores 45.0 against
 /// 24.7 us over 3 rounds (+6.8 us a message), p = 8 176.9 against 94.0 us over 7 rounds

@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   double grace = 0;
   bool tag_output = false;
   std::string bind = "none";
+  std::string map_by = "cyclic";
   std::vector<std::string> command;
   app.add_option("-n,--np", n, "number of ranks")->required()->check(CLI::Range(1, 4096));
   app.add_option("--nodes", nodes,
@@ -98,6 +99,12 @@ int main(int argc, char** argv) {
   app.add_flag("--tag-output", tag_output, "prefix every output line with [rank]");
   app.add_option("--bind-to", bind, "none, or core: pin rank r to the r-th allowed CPU (mod count)")
       ->check(CLI::IsMember({"none", "core"}));
+  CLI::Option* map_opt =
+      app.add_option("--map-by", map_by,
+                     "with --bind-to core, which ranks share a CPU when they outnumber the CPUs: "
+                     "cyclic (rank r on CPU r mod C, the default: ranks 0 and 1 on different CPUs) "
+                     "or block (consecutive ranks together: rank r on CPU floor(r C / n))")
+          ->check(CLI::IsMember({"cyclic", "block"}));
   // Everything from the program name on belongs to the program (like mpirun): `fabcoll-run
   // -n 4 ./app -x` passes -x to the app; `--` before the program is accepted too.
   app.prefix_command();
@@ -111,6 +118,10 @@ int main(int argc, char** argv) {
   if (!command.empty() && command.front() == "--") command.erase(command.begin());
   if (command.empty()) {
     std::fprintf(stderr, "fabcoll-run: no program to run (try --help)\n");
+    return 2;
+  }
+  if (map_opt->count() > 0 && bind != "core") {
+    std::fprintf(stderr, "fabcoll-run: --map-by places ranks on CPUs: it needs --bind-to core\n");
     return 2;
   }
   if (nodes > n) {
@@ -169,7 +180,11 @@ int main(int argc, char** argv) {
       if (bind == "core" && !cpus.empty()) {
         cpu_set_t one;
         CPU_ZERO(&one);
-        CPU_SET(cpus[static_cast<std::size_t>(r) % cpus.size()], &one);
+        const std::size_t c = cpus.size();
+        const std::size_t slot = map_by == "block"
+                                     ? static_cast<std::size_t>(r) * c / static_cast<std::size_t>(n)
+                                     : static_cast<std::size_t>(r) % c;
+        CPU_SET(cpus[slot], &one);
         ::sched_setaffinity(0, sizeof one, &one);
       }
       if (tag_output) {

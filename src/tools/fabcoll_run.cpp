@@ -97,13 +97,16 @@ int main(int argc, char** argv) {
                  "errors before they are stopped (default 0)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--tag-output", tag_output, "prefix every output line with [rank]");
-  app.add_option("--bind-to", bind, "none, or core: pin rank r to the r-th allowed CPU (mod count)")
+  app.add_option("--bind-to", bind,
+                 "none, or core: pin every rank to one allowed CPU (which one: --map-by)")
       ->check(CLI::IsMember({"none", "core"}));
   CLI::Option* map_opt =
-      app.add_option("--map-by", map_by,
-                     "with --bind-to core, which ranks share a CPU when they outnumber the CPUs: "
-                     "cyclic (rank r on CPU r mod C, the default: ranks 0 and 1 on different CPUs) "
-                     "or block (consecutive ranks together: rank r on CPU floor(r C / n))")
+      app.add_option(
+             "--map-by", map_by,
+             "with --bind-to core and more ranks (n) than allowed CPUs (C), which ranks "
+             "share a CPU: cyclic (the default; rank r on the (r mod C)-th allowed CPU, "
+             "so ranks 0 and 1 on different CPUs) or block (consecutive ranks together: "
+             "rank r on the floor(r C / n)-th). With n <= C rank r gets the r-th either way")
           ->check(CLI::IsMember({"cyclic", "block"}));
   // Everything from the program name on belongs to the program (like mpirun): `fabcoll-run
   // -n 4 ./app -x` passes -x to the app; `--` before the program is accepted too.
@@ -181,9 +184,10 @@ int main(int argc, char** argv) {
         cpu_set_t one;
         CPU_ZERO(&one);
         const std::size_t c = cpus.size();
-        const std::size_t slot = map_by == "block"
-                                     ? static_cast<std::size_t>(r) * c / static_cast<std::size_t>(n)
-                                     : static_cast<std::size_t>(r) % c;
+        // Block differs from cyclic only where ranks outnumber CPUs (else rank r gets the r-th).
+        const auto rr = static_cast<std::size_t>(r);
+        const auto nn = static_cast<std::size_t>(n);
+        const std::size_t slot = map_by == "block" && nn > c ? rr * c / nn : rr % c;
         CPU_SET(cpus[slot], &one);
         ::sched_setaffinity(0, sizeof one, &one);
       }

@@ -1,28 +1,37 @@
 #!/usr/bin/env bash
-# fabcoll-run --bind-to core places rank r on one CPU of the launcher's allowed set: --map-by
-# cyclic (default) on CPU r mod C, --map-by block on CPU floor(r C / n); --map-by without
-# --bind-to core is refused. Each rank prints the CPUs it may run on.
+# fabcoll-run --bind-to core pins each rank to one of the launcher's allowed CPUs: with more
+# ranks (n) than CPUs (C), --map-by cyclic (default) gives rank r the (r mod C)-th, --map-by
+# block the floor(r C / n)-th; with n <= C rank r gets the r-th either way. --map-by without
+# --bind-to core is refused (exit 2). Each rank prints the CPUs it may run on.
+# Needs two allowed CPUs (exit 77, skipped, with fewer).
 set -uo pipefail
 RUN=$1
 fail() { echo "bind_map: $*" >&2; exit 1; }
-# The launcher's allowed CPUs (at most the first two), as a list the launcher is then held to.
-mapfile -t all < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0))[:2], sep="\n")')
-cpus=$(IFS=,; echo "${all[*]}")
-C=${#all[@]}
-n=5
-for map in "" cyclic block; do
-  args=(--bind-to core)
+# The first two of this shell's allowed CPUs; the launcher is then held to them.
+read -r -a all <<<"$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0))[:2])')"
+((${#all[@]} >= 1)) || fail "cannot read the allowed CPUs"
+if ((${#all[@]} < 2)); then
+  echo "bind_map: one allowed CPU: nothing to map, skipped"
+  exit 77
+fi
+cpus=${all[0]},${all[1]}
+C=2
+check() {  # check N MAP: every rank of an N-rank job on the CPU that MAP gives it
+  local n=$1 map=$2 args=(--bind-to core) out r slot
   [[ -n $map ]] && args+=(--map-by "$map")
-  out=$(taskset -c "$cpus" "$RUN" -n $n "${args[@]}" --tag-output -- \
-        grep Cpus_allowed_list /proc/self/status 2>&1) || fail "launch (${map:-default}) failed: $out"
+  out=$(taskset -c "$cpus" "$RUN" -n "$n" "${args[@]}" --tag-output -- \
+        grep Cpus_allowed_list /proc/self/status 2>&1) || fail "launch (n=$n ${map:-default}) failed: $out"
   for ((r = 0; r < n; ++r)); do
-    if [[ $map == block ]]; then slot=$((r * C / n)); else slot=$((r % C)); fi
-    want=${all[$slot]}
-    grep -Eq "^\[$r\] Cpus_allowed_list:[[:space:]]+$want\$" <<<"$out" ||
-      fail "${map:-default} map: rank $r is not on CPU $want only:"$'\n'"$out"
+    if [[ $map == block ]] && ((n > C)); then slot=$((r * C / n)); else slot=$((r % C)); fi
+    grep -Eq "^\[$r\] Cpus_allowed_list:[[:space:]]+${all[$slot]}\$" <<<"$out" ||
+      fail "n=$n ${map:-default} map: rank $r is not on CPU ${all[$slot]} only:"$'\n'"$out"
   done
-  echo "bind_map: ${map:-default (cyclic)}: ok"
-done
-out=$("$RUN" -n 2 --map-by block true 2>&1) && fail "--map-by without --bind-to core was accepted"
+  echo "bind_map: n=$n ${map:-default (cyclic)}: ok"
+}
+for map in "" cyclic block; do check 5 "$map"; done
+check 2 block
+out=$("$RUN" -n 2 --map-by block true 2>&1)
+rc=$?
+((rc == 2)) || fail "--map-by without --bind-to core: exit $rc, expected 2 ($out)"
 grep -q "needs --bind-to core" <<<"$out" || fail "no clear error for --map-by alone: $out"
 echo "bind_map: ok"

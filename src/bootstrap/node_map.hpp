@@ -12,13 +12,23 @@ namespace fabcoll {
 struct NodeMap {
   std::vector<std::string> node_of;  // world rank -> node name
   std::vector<int> local;            // world ranks on this rank's node, ascending
+  std::vector<int> local_cpus;       // the CPU each of them is pinned to (-1: not to one CPU)
   int node_index = 0;                // index of this rank's node among the distinct nodes
   int nodes = 1;                     // number of distinct nodes
 };
 
+/// The one CPU this process may run on, or -1 when its affinity allows several (or is unknown).
+int pinned_cpu();
+/// Which ranks of a node share a CPU, from the CPU each local rank (in rank order) is pinned
+/// to: "" when they do not outnumber the CPUs they use (one rank per CPU, or one rank),
+/// "unpinned" when any rank is not pinned to one CPU, "cyclic" when rank i of n sits on the
+/// (i mod C)-th of the C CPUs in use (ascending), "block" when on the floor(i C / n)-th, else
+/// "other" (fabcoll-run --bind-to core --map-by makes the first two).
+std::string cpu_mapping(const std::vector<int>& cpus);
+
 /// This process's node name: FABCOLL_NODE, else the hostname.
 std::string local_node_name();
-/// Exchanges node names through the store (collective over all ranks).
+/// Exchanges node names and pinned CPUs through the store (collective over all ranks).
 NodeMap exchange_node_map(Store& store, double timeout_s);
 
 }  // namespace fabcoll

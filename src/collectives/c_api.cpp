@@ -60,6 +60,7 @@ struct fc_context_s {
   std::string bootstrap = "lone process";
   std::string tuning = "built-in defaults";
   std::vector<std::string> node_of;
+  std::string mapping;  // which ranks of this rank's node share a CPU (cpu_mapping)
   fabcoll::Progress progress;
   fabcoll::CidCounter cids;
   fc_comm_s world;
@@ -169,6 +170,7 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   c.store = std::make_unique<fabcoll::LauncherStore>(address, secret, rank, size, timeout);
   const fabcoll::NodeMap nodes = fabcoll::exchange_node_map(*c.store, timeout);
   c.node_of = nodes.node_of;
+  c.mapping = fabcoll::cpu_mapping(nodes.local_cpus);
   std::string mode =
       std::getenv("FABCOLL_TRANSPORT") != nullptr ? std::getenv("FABCOLL_TRANSPORT") : "auto";
   if (mode.empty()) mode = "auto";
@@ -224,16 +226,24 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   if (const auto tuning = fabcoll::tuning::load_tuning(notice)) {
     // The entry of this link class measured in this layout (local ranks vs cores), if any,
     // with its protocol break.
+    // Among entries of that layout, the one measured with the same ranks sharing CPUs.
     c.world.comm->set_link(
-        fabcoll::tuning::link_model_for(*tuning, link, local_ranks)
+        fabcoll::tuning::link_model_for(*tuning, link, local_ranks, c.mapping)
             .value_or(fabcoll::LinkModel::uniform(fabcoll::tuning::model_for(*tuning, link))));
-    const fabcoll::tuning::LinkParams* used = fabcoll::tuning::link_for(*tuning, link, local_ranks);
+    const fabcoll::tuning::LinkParams* used =
+        fabcoll::tuning::link_for(*tuning, link, local_ranks, c.mapping);
     c.tuning = "tuning file " + fabcoll::tuning::tuning_path() + " (" + link +
-               (used != nullptr
-                    ? ", " + used->link_class + " measured " +
-                          fabcoll::tuning::layout_name(used->local_ranks, tuning->machine.cores)
-                    : std::string(", no entry: defaults")) +
+               (used != nullptr ? ", " + used->link_class + " measured " +
+                                      fabcoll::tuning::layout_name(
+                                          used->local_ranks, tuning->machine.cores, used->mapping)
+                                : std::string(", no entry: defaults")) +
                ")";
+    // Which algorithm is fastest depends on which ranks share a CPU (README, Calibration).
+    if (used != nullptr && !used->mapping.empty() && !c.mapping.empty() &&
+        used->mapping != c.mapping && notice.empty())
+      notice = "fabcoll: the tuning file's " + used->link_class + " model was measured with " +
+               used->mapping + " mapping of ranks to CPUs, these ranks are " + c.mapping +
+               "; calibrate with this mapping (fabcoll-run --map-by) for a model of it";
   } else {
     // Defaults per link class (measured once on the development machine; calibrate to replace).
     const bool oversubscribed = ranks_outnumber_cores(local_ranks);
@@ -438,6 +448,7 @@ ContextInfo describe_context(fc_context_t ctx) {
   info.bootstrap = ctx->bootstrap;
   info.tuning = ctx->tuning;
   info.node_of = ctx->node_of;
+  info.mapping = ctx->mapping;
   info.shm_cma = ctx->shm && ctx->shm->cma_enabled();
   for (int r = 0; r < info.size; ++r) {
     std::string t = ctx->transport->name();

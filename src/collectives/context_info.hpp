@@ -20,6 +20,7 @@ struct ContextInfo {
   std::string bootstrap;                  // "lone process", "fabcoll-run", "PMIx", "threads", ...
   std::vector<std::string> node_of;       // world rank -> node name (launched jobs)
   std::vector<std::string> transport_of;  // world rank -> "shm", "ofi (tcp;ofi_rxm)", "inproc"
+  std::string mapping;  // which ranks of rank 0's node share a CPU (cpu_mapping; "": none do)
   bool shm_cma = false;
   std::string tuning;  // where the cost model came from
 };

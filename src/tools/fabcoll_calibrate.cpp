@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
+#include "bootstrap/node_map.hpp"
 #include "collectives/collectives.hpp"
 #include "collectives/context_info.hpp"
 #include "engine/communicator.hpp"
@@ -764,11 +765,20 @@ int main(int argc, char** argv) {
   // as their own layout of the link class (model_for picks it when the layout matches).
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   const int layout = tuning::layout_key(p, cores);
+  // Which ranks share a CPU (fabcoll-run --map-by): it decides which algorithm is fastest
+  // there, so an oversubscribed entry records it (tuning::LinkParams::mapping).
+  std::string mapping;
+  {
+    const std::int32_t mine = fabcoll::pinned_cpu();
+    std::vector<std::int32_t> cpus(static_cast<std::size_t>(p));
+    check(fc_allgather(&mine, 1, FC_INT32, cpus.data(), 1, FC_INT32, world), "allgather");
+    if (layout > 0) mapping = fabcoll::cpu_mapping(std::vector<int>(cpus.begin(), cpus.end()));
+  }
   if (rank == 0 && layout > 0) {
     std::fprintf(stderr,
                  "fabcoll-calibrate: %d ranks on %d cores: measuring all pairs at once, "
                  "recorded as link %s, layout \"%s\"\n",
-                 p, cores, link.c_str(), tuning::layout_name(p, cores).c_str());
+                 p, cores, link.c_str(), tuning::layout_name(p, cores, mapping).c_str());
   }
   const std::vector<Collective> colls =
       quick ? std::vector<Collective>{Collective::bcast, Collective::allreduce}
@@ -896,6 +906,7 @@ int main(int argc, char** argv) {
   lp.r2 = fitted[5];
   lp.points = static_cast<int>(fitted[6]);
   lp.local_ranks = layout;
+  lp.mapping = mapping;
   if (rank != 0) file.gammas = {{"sum", "float64", fitted[7]}, {"copy", "byte", fitted[9]}};
 
   const int reps = quick ? 15 : 51;
@@ -1161,7 +1172,8 @@ int main(int argc, char** argv) {
                   lp.alpha_above, lp.beta_above);
     std::printf("\n");
     if (layout > 0) {
-      std::printf("layout %s: alpha, beta fitted to %s", tuning::layout_name(p, cores).c_str(),
+      std::printf("layout %s: alpha, beta fitted to %s",
+                  tuning::layout_name(p, cores, mapping).c_str(),
                   oversub_fit == "collectives" ? "timed collectives" : "the concurrent pairs");
       std::printf(
           "; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f; sender overhead o "
@@ -1215,10 +1227,11 @@ int main(int argc, char** argv) {
           old && tuning::same_machine(*old, file.machine, why)) {
         const int kept = tuning::merge_tuning(file, *old);
         if (kept > 0)
-          std::fprintf(stderr,
-                       "fabcoll-calibrate: kept %d link entr%s of %s (other class or layout; "
-                       "--replace drops them)\n",
-                       kept, kept == 1 ? "y" : "ies", out_path.c_str());
+          std::fprintf(
+              stderr,
+              "fabcoll-calibrate: kept %d link entr%s of %s (other class, layout or mapping; "
+              "--replace drops them)\n",
+              kept, kept == 1 ? "y" : "ies", out_path.c_str());
       }
     }
     if (!out_path.empty() && tuning::save_tuning(file, out_path, err)) {
@@ -1275,10 +1288,11 @@ int main(int argc, char** argv) {
             "| R² | break (B) | α above (µs) | β above (ns/B) | ω (written data) | χα, χβ "
             "(exchanges) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
             "--- |\n"
-         << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores) + ")" : "") << " | "
-         << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9) << " | "
-         << fmt("%.2f", 1e-9 / lp.model.beta) << " | " << fmt("%.3f", lp.model.overhead * 1e6)
-         << " | " << fmt("%.4f", lp.model.gap * 1e9) << " | " << fmt("%.4f", lp.r2) << " | "
+         << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores, mapping) + ")" : "")
+         << " | " << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9)
+         << " | " << fmt("%.2f", 1e-9 / lp.model.beta) << " | "
+         << fmt("%.3f", lp.model.overhead * 1e6) << " | " << fmt("%.4f", lp.model.gap * 1e9)
+         << " | " << fmt("%.4f", lp.r2) << " | "
          << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9) << " | "
          << fmt("%.2f", lp.model.written) << " | " << fmt("%.2f", lp.model.exchange_alpha) << ", "

@@ -224,6 +224,9 @@ int print_layout() {
                   ur < info.node_of.size() ? info.node_of[ur].c_str() : "-",
                   info.transport_of[ur].c_str());
     }
+    std::printf("  ranks sharing a CPU: %s\n", info.mapping.empty()
+                                                   ? "none (at most one rank per CPU in use)"
+                                                   : info.mapping.c_str());
     std::printf("  shm single-copy (CMA): %s\n", info.shm_cma ? "on" : "off");
     std::printf("  cost model in force: %s\n", info.tuning.c_str());
   }
@@ -253,6 +256,11 @@ int main(int argc, char** argv) {
                  "with --explain: take the model from this tuning file (fabcoll-calibrate)");
   app.add_option("--link", link_class,
                  "with --tuning: link class whose model to use (default: the file's first)");
+  std::string mapping;
+  app.add_option("--mapping", mapping,
+                 "with --tuning and more ranks than cores: the entry measured with this mapping "
+                 "of ranks to CPUs (fabcoll-run --map-by; default: the layout's first entry)")
+      ->check(CLI::IsMember({"cyclic", "block", "other", "unpinned"}));
   bool providers = false;
   bool topology = false;
   bool layout = false;
@@ -302,14 +310,15 @@ int main(int argc, char** argv) {
       if (f && !f->links.empty()) {
         if (link_class.empty()) cls = f->links.front().link_class;
         // p ranks on this node: the entry measured in that layout (p ranks on fewer cores).
-        model = fabcoll::tuning::link_model_for(*f, cls, p)
-                    .value_or(
-                        fabcoll::LinkModel::uniform(fabcoll::tuning::model_for(*f, cls, bytes, p)));
-        const fabcoll::tuning::LinkParams* used = fabcoll::tuning::link_for(*f, cls, p);
+        model = fabcoll::tuning::link_model_for(*f, cls, p, mapping)
+                    .value_or(fabcoll::LinkModel::uniform(
+                        fabcoll::tuning::model_for(*f, cls, bytes, p, mapping)));
+        const fabcoll::tuning::LinkParams* used = fabcoll::tuning::link_for(*f, cls, p, mapping);
         source = "tuning file " + tuning_file + ", link " + cls +
-                 (used != nullptr ? " measured " + fabcoll::tuning::layout_name(used->local_ranks,
-                                                                                f->machine.cores)
-                                  : std::string());
+                 (used != nullptr
+                      ? " measured " + fabcoll::tuning::layout_name(used->local_ranks,
+                                                                    f->machine.cores, used->mapping)
+                      : std::string());
       }
     }
     if (!cls.starts_with("ofi")) model.set_single_copy(single_copy);  // as a context does

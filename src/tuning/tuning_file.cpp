@@ -55,7 +55,8 @@ std::string to_json_text(const TuningFile& f) {
                  {"alpha_above", l.alpha_above},
                  {"beta_above", l.beta_above},
                  {"local_ranks", l.local_ranks},
-                 {"layout", layout_name(l.local_ranks, f.machine.cores)}};
+                 {"layout", layout_name(l.local_ranks, f.machine.cores, l.mapping)}};
+    if (!l.mapping.empty()) link["mapping"] = l.mapping;
     // Only when measured: an absent key reads back as "not measured" (o = α).
     if (l.model.overhead >= 0) link["overhead"] = l.model.overhead;
     if (l.model.gap >= 0) link["gap"] = l.model.gap;
@@ -130,7 +131,8 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
       p.break_bytes = l.value("break_bytes", 0.0);
       p.alpha_above = l.value("alpha_above", p.model.alpha);
       p.beta_above = l.value("beta_above", p.model.beta);
-      p.local_ranks = l.value("local_ranks", 0);  // absent in version 1: quiet
+      p.local_ranks = l.value("local_ranks", 0);      // absent in version 1: quiet
+      p.mapping = l.value("mapping", std::string());  // absent: not known
       // The sender's overhead o (optional, absent in files made before it was measured):
       // absent or negative = not measured, o = α.
       p.model.overhead = l.value("overhead", -1.0);
@@ -223,7 +225,9 @@ int merge_tuning(TuningFile& fresh, const TuningFile& old) {
   const int cores = fresh.machine.cores;
   const auto same_link = [cores](const LinkParams& a, const LinkParams& b) {
     return a.link_class == b.link_class &&
-           layout_key(a.local_ranks, cores) == layout_key(b.local_ranks, cores);
+           layout_key(a.local_ranks, cores) == layout_key(b.local_ranks, cores) &&
+           (a.mapping == b.mapping || b.mapping.empty());  // an old entry of unknown mapping
+                                                           // gives way to a fresh one
   };
   int kept = 0;
   const std::size_t fresh_links = fresh.links.size();
@@ -319,12 +323,14 @@ int layout_key(int local_ranks, int cores) {
   return cores > 0 && local_ranks > cores ? local_ranks : 0;
 }
 
-std::string layout_name(int local_ranks, int cores) {
+std::string layout_name(int local_ranks, int cores, std::string_view mapping) {
   if (layout_key(local_ranks, cores) == 0) return "quiet";
-  return std::to_string(local_ranks) + " ranks on " + std::to_string(cores) + " cores";
+  return std::to_string(local_ranks) + " ranks on " + std::to_string(cores) + " cores" +
+         (mapping.empty() ? std::string() : ", " + std::string(mapping));
 }
 
-const LinkParams* link_for(const TuningFile& f, std::string_view link_class, int local_ranks) {
+const LinkParams* link_for(const TuningFile& f, std::string_view link_class, int local_ranks,
+                           std::string_view mapping) {
   // The class: an exact name match, else the first class of the same family (before '/').
   std::string_view cls;
   for (const LinkParams& l : f.links)
@@ -349,7 +355,8 @@ const LinkParams* link_for(const TuningFile& f, std::string_view link_class, int
     if (l.link_class != cls) continue;
     if (first == nullptr) first = &l;
     const int key = layout_key(l.local_ranks, f.machine.cores);
-    if (key == want && exact == nullptr) exact = &l;
+    if (key == want && (exact == nullptr || (exact->mapping != mapping && l.mapping == mapping)))
+      exact = &l;
     if (key == 0 && quiet == nullptr) quiet = &l;
     if (key > 0 && (nearest_over == nullptr ||
                     std::abs(key - want) < std::abs(nearest_over->local_ranks - want)))
@@ -361,8 +368,8 @@ const LinkParams* link_for(const TuningFile& f, std::string_view link_class, int
 }
 
 CostModel model_for(const TuningFile& f, std::string_view link_class, double typical_bytes,
-                    int local_ranks) {
-  const LinkParams* hit = link_for(f, link_class, local_ranks);
+                    int local_ranks, std::string_view mapping) {
+  const LinkParams* hit = link_for(f, link_class, local_ranks, mapping);
   if (hit == nullptr) return CostModel{};
   CostModel m = hit->model;
   if (hit->break_bytes > 0 && typical_bytes >= hit->break_bytes) {
@@ -380,12 +387,12 @@ CostModel model_for(const TuningFile& f, std::string_view link_class, double typ
 }
 
 std::optional<LinkModel> link_model_for(const TuningFile& f, std::string_view link_class,
-                                        int local_ranks) {
-  const LinkParams* hit = link_for(f, link_class, local_ranks);
+                                        int local_ranks, std::string_view mapping) {
+  const LinkParams* hit = link_for(f, link_class, local_ranks, mapping);
   if (hit == nullptr) return std::nullopt;
   const double brk = std::max(hit->break_bytes, 0.0);
-  return LinkModel{model_for(f, link_class, 0, local_ranks),
-                   model_for(f, link_class, brk, local_ranks), brk};
+  return LinkModel{model_for(f, link_class, 0, local_ranks, mapping),
+                   model_for(f, link_class, brk, local_ranks, mapping), brk};
 }
 
 std::string format_link_model(const LinkModel& l) {

@@ -9,6 +9,9 @@
 //                  "points", "break_bytes" (0: none), "alpha_above", "beta_above",
 //                  "local_ranks" (0: at most one rank per core; L > cores: L ranks of one node
 //                  time-sharing its cores), "layout" (text, informational),
+//                  "mapping" (optional, with local_ranks > cores: which ranks shared a CPU
+//                  when it was measured, "cyclic" | "block" | "other" | "unpinned", see
+//                  cpu_mapping in bootstrap/node_map.hpp; absent: not known),
 //                  "overhead" (optional: the sender's time per message, LogP's o, in [0, alpha];
 //                  absent: not measured, o = alpha),
 //                  "gap" (optional: the sender's time per byte of a message it writes, LogGP's
@@ -77,13 +80,16 @@ struct LinkParams {
   /// (all ranks ping-ponging at once, see fabcoll-calibrate). Same class, other layout: another
   /// entry.
   int local_ranks = 0;
+  /// With local_ranks > cores: which ranks shared a CPU (cpu_mapping), "" when not known.
+  /// Same class and layout, other mapping: another entry.
+  std::string mapping;
 };
 
 /// The layout key for local_ranks ranks on a node of `cores` cores: 0 when each rank can have a
 /// core (local_ranks <= cores, or cores unknown), else local_ranks.
 int layout_key(int local_ranks, int cores);
-/// "quiet" or "4 ranks on 2 cores".
-std::string layout_name(int local_ranks, int cores);
+/// "quiet" or "4 ranks on 2 cores", with ", <mapping>" when oversubscribed and mapping is set.
+std::string layout_name(int local_ranks, int cores, std::string_view mapping = {});
 
 struct GammaEntry {
   std::string op;        // "sum", "max", …
@@ -169,13 +175,15 @@ std::optional<TuningFile> load_tuning(std::string& notice);
 /// Layout: local_ranks is the number of ranks on this node (0: not known, taken as quiet).
 /// Within the class, the entry whose layout_key equals layout_key(local_ranks, f's cores) wins;
 /// when the node is oversubscribed and there is no such entry, the oversubscribed entry with
-/// the nearest local_ranks; else the quiet entry; else the class's first entry.
+/// the nearest local_ranks; else the quiet entry; else the class's first entry. Among entries
+/// of the same layout, the one measured under `mapping` (which ranks share a CPU now, "" when
+/// not known) wins, else the first.
 CostModel model_for(const TuningFile& f, std::string_view link_class, double typical_bytes = 0,
-                    int local_ranks = 0);
+                    int local_ranks = 0, std::string_view mapping = {});
 /// Both segments of the link model_for describes and its break (one segment when the entry has
 /// none): what the engine selects with. std::nullopt when f has no entry for the class.
 std::optional<LinkModel> link_model_for(const TuningFile& f, std::string_view link_class,
-                                        int local_ranks = 0);
+                                        int local_ranks = 0, std::string_view mapping = {});
 /// A link model as one line of text (every field that selection reads, both segments), and back:
 /// how rank 0's model reaches every rank at start-up, so that all select alike. The upper
 /// segment shares the lower one's fields apart from α, β and G. parse_link_model returns where
@@ -184,7 +192,8 @@ std::optional<LinkModel> link_model_for(const TuningFile& f, std::string_view li
 std::string format_link_model(const LinkModel& l);
 std::size_t parse_link_model(const std::string& text, LinkModel& l);
 /// The entry model_for uses (nullptr: none, built-in defaults).
-const LinkParams* link_for(const TuningFile& f, std::string_view link_class, int local_ranks = 0);
+const LinkParams* link_for(const TuningFile& f, std::string_view link_class, int local_ranks = 0,
+                           std::string_view mapping = {});
 
 /// The γ measured for (op, datatype), if any.
 std::optional<double> gamma_for(const TuningFile& f, std::string_view op,

@@ -3,7 +3,8 @@
 # layout of the link class, and the run-time model is the entry of the job's layout: on a node
 # with fewer than 4 cores the p = 4 entry is "4 ranks on N cores" (measured with every rank
 # active) and a 4-rank job uses it while a 2-rank job uses the quiet one; with 4 or more cores
-# both runs are quiet and the second replaces the first. Measures and fits only (--no-validate;
+# both runs are quiet and the second replaces the first. The oversubscribed entry records the
+# mapping of ranks to CPUs it was measured under (here unpinned). Measures and fits only (--no-validate;
 # the validation is calibrate_quick_*'s).
 #   calibrate_layouts.sh FABCOLL_RUN FABCOLL_CALIBRATE FABCOLL_INFO
 set -euo pipefail
@@ -31,7 +32,9 @@ fi
 if ((cores < 4)); then
   layout="4 ranks on $cores cores"
   ((entries == 2)) || fail "expected 2 shm entries, found $entries"
-  grep -q "\"layout\": \"$layout\"" "$f" || fail "no '$layout' entry"
+  # Launched without --bind-to: the entry records that its ranks were not pinned.
+  grep -q "\"layout\": \"$layout, unpinned\"" "$f" || fail "no '$layout, unpinned' entry"
+  grep -q '"mapping": "unpinned"' "$f" || fail "the p = 4 entry does not record its mapping"
   grep -q "kept 1 link entry" "$work/err4" || fail "the p = 2 entry was not kept"
   grep -q "shm measured $layout" "$work/info4" || fail "4-rank job does not use '$layout'"
   grep -q "measured $layout" "$work/explain4" || fail "fabcoll-info --p 4 does not use '$layout'"

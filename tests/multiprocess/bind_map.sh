@@ -2,10 +2,12 @@
 # fabcoll-run --bind-to core pins each rank to one of the launcher's allowed CPUs: with more
 # ranks (n) than CPUs (C), --map-by cyclic (default) gives rank r the (r mod C)-th, --map-by
 # block the floor(r C / n)-th; with n <= C rank r gets the r-th either way. --map-by without
-# --bind-to core is refused (exit 2). Each rank prints the CPUs it may run on.
+# --bind-to core is refused (exit 2). Each rank prints the CPUs it may run on, and the engine
+# names the mapping it finds (fabcoll-info --layout: "ranks sharing a CPU").
 # Needs two allowed CPUs (exit 77, skipped, with fewer).
 set -uo pipefail
 RUN=$1
+INFO=$2
 fail() { echo "bind_map: $*" >&2; exit 1; }
 # The first two of this shell's allowed CPUs; the launcher is then held to them.
 read -r -a all <<<"$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0))[:2])')"
@@ -30,6 +32,15 @@ check() {  # check N MAP: every rank of an N-rank job on the CPU that MAP gives 
 }
 for map in "" cyclic block; do check 5 "$map"; done
 check 2 block
+# The engine reads the ranks' affinities (node map): the mapping that selects the tuning entry.
+for map in cyclic block; do
+  out=$(FABCOLL_QUIET=1 taskset -c "$cpus" "$RUN" -n 4 --bind-to core --map-by $map -- \
+        "$INFO" --layout 2>&1) || fail "fabcoll-info --layout ($map) failed: $out"
+  grep -q "ranks sharing a CPU: $map\$" <<<"$out" || fail "engine did not find $map mapping: $out"
+done
+out=$(FABCOLL_QUIET=1 taskset -c "$cpus" "$RUN" -n 2 --bind-to core -- "$INFO" --layout 2>&1)
+grep -q "ranks sharing a CPU: none" <<<"$out" || fail "2 ranks on 2 CPUs share one: $out"
+echo "bind_map: engine mapping: ok"
 out=$("$RUN" -n 2 --map-by block true 2>&1)
 rc=$?
 ((rc == 2)) || fail "--map-by without --bind-to core: exit $rc, expected 2 ($out)"

@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bootstrap/node_map.hpp"
 #include "collectives/collectives.hpp"
 #include "patterns/hypercube.hpp"
 #include "transports/sim/sim.hpp"
@@ -1174,6 +1175,71 @@ TEST(TuningFile, LayoutEntriesArePickedByLocalRanks) {
   TuningFile only = f;
   only.links = {over};
   EXPECT_EQ(model_for(only, "shm", 0, 2).alpha, 7e-6);
+}
+
+TEST(NodeMap, CpuMappingNamesWhichRanksShareACpu) {
+  using fabcoll::cpu_mapping;
+  EXPECT_EQ(cpu_mapping({}), "");
+  EXPECT_EQ(cpu_mapping({3}), "");
+  EXPECT_EQ(cpu_mapping({0, 1}), "");     // one rank per CPU
+  EXPECT_EQ(cpu_mapping({1, 0, 2}), "");  // one rank per CPU, any order
+  EXPECT_EQ(cpu_mapping({0, -1}), "unpinned");
+  EXPECT_EQ(cpu_mapping({0, 1, 0, 1}), "cyclic");  // fabcoll-run --bind-to core
+  EXPECT_EQ(cpu_mapping({0, 0, 1, 1}), "block");   // --map-by block
+  EXPECT_EQ(cpu_mapping({4, 6, 4, 6, 4}), "cyclic");
+  EXPECT_EQ(cpu_mapping({4, 4, 4, 6, 6}), "block");  // rank i on the floor(2i/5)-th
+  EXPECT_EQ(cpu_mapping({1, 0, 1, 0}), "other");     // cyclic over CPUs in descending order
+  EXPECT_EQ(cpu_mapping({0, 1, 1, 0}), "other");
+  EXPECT_EQ(cpu_mapping({2, 2, 2}), "cyclic");  // all on one CPU: both patterns; cyclic first
+}
+
+TEST(TuningFile, OversubscribedEntriesArePickedByMapping) {
+  // Which ranks share a CPU decides which algorithm is fastest (README, Calibration): entries
+  // of one layout measured under different mappings are kept apart and matched.
+  TuningFile f = sample();
+  f.machine.cores = 2;
+  LinkParams cyclic = f.links[0];  // shm
+  cyclic.local_ranks = 4;
+  cyclic.mapping = "cyclic";
+  cyclic.model.alpha = 7e-6;
+  LinkParams block = cyclic;
+  block.mapping = "block";
+  block.model.alpha = 5e-6;
+  f.links.push_back(cyclic);
+  f.links.push_back(block);
+  EXPECT_EQ(model_for(f, "shm", 0, 4, "block").alpha, 5e-6);
+  EXPECT_EQ(model_for(f, "shm", 0, 4, "cyclic").alpha, 7e-6);
+  EXPECT_EQ(model_for(f, "shm", 0, 4).alpha, 7e-6);              // mapping not known: the first
+  EXPECT_EQ(model_for(f, "shm", 0, 4, "unpinned").alpha, 7e-6);  // none measured so: the first
+  EXPECT_EQ(model_for(f, "shm", 0, 2, "block").alpha, 1.5e-6);   // quiet: mapping irrelevant
+  ASSERT_TRUE(link_model_for(f, "shm", 4, "block"));
+  EXPECT_EQ(link_model_for(f, "shm", 4, "block")->below.alpha, 5e-6);
+  EXPECT_EQ(layout_name(4, 2, "block"), "4 ranks on 2 cores, block");
+  EXPECT_EQ(layout_name(2, 2, "block"), "quiet");
+  // Round trip: the mapping and the layout text that names it.
+  std::string err;
+  const std::string text = to_json_text(f);
+  EXPECT_NE(text.find("\"layout\": \"4 ranks on 2 cores, block\""), std::string::npos) << text;
+  const auto g = parse_tuning(text, err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(g->links[0].mapping, "");
+  EXPECT_EQ(g->links[3].mapping, "block");
+  EXPECT_EQ(model_for(*g, "shm", 0, 4, "block").alpha, 5e-6);
+  // Merging: a fresh calibration under block replaces the old block entry only; an old entry
+  // of unknown mapping (files before the mapping) gives way to any fresh one of its layout.
+  TuningFile fresh = f;
+  fresh.links = {block};
+  fresh.links[0].model.alpha = 6e-6;
+  EXPECT_EQ(merge_tuning(fresh, f), 3);  // shm quiet, ofi/sockets quiet, shm 4 cyclic kept
+  EXPECT_EQ(model_for(fresh, "shm", 0, 4, "block").alpha, 6e-6);
+  EXPECT_EQ(model_for(fresh, "shm", 0, 4, "cyclic").alpha, 7e-6);
+  TuningFile unknown = f;
+  unknown.links = {f.links[0], cyclic};
+  unknown.links[1].mapping = "";
+  TuningFile fresh2 = f;
+  fresh2.links = {block};
+  EXPECT_EQ(merge_tuning(fresh2, unknown), 1);  // only the quiet shm entry kept
+  EXPECT_EQ(model_for(fresh2, "shm", 0, 4, "cyclic").alpha, 5e-6);
 }
 
 TEST(TuningFile, ReadsSchemaVersion1) {

@@ -24,9 +24,10 @@ int pinned_cpu() {
   return -1;
 }
 
-std::string cpu_mapping(const std::vector<int>& cpus) {
+std::string cpu_mapping(const std::vector<int>& cpus, int cores) {
   if (cpus.size() < 2) return "";
-  if (std::find(cpus.begin(), cpus.end(), -1) != cpus.end()) return "unpinned";
+  if (std::find(cpus.begin(), cpus.end(), -1) != cpus.end())
+    return cores > 0 && cpus.size() <= static_cast<std::size_t>(cores) ? "" : "unpinned";
   std::vector<int> used = cpus;
   std::sort(used.begin(), used.end());
   used.erase(std::unique(used.begin(), used.end()), used.end());

@@ -170,7 +170,8 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
   c.store = std::make_unique<fabcoll::LauncherStore>(address, secret, rank, size, timeout);
   const fabcoll::NodeMap nodes = fabcoll::exchange_node_map(*c.store, timeout);
   c.node_of = nodes.node_of;
-  c.mapping = fabcoll::cpu_mapping(nodes.local_cpus);
+  c.mapping =
+      fabcoll::cpu_mapping(nodes.local_cpus, static_cast<int>(std::thread::hardware_concurrency()));
   std::string mode =
       std::getenv("FABCOLL_TRANSPORT") != nullptr ? std::getenv("FABCOLL_TRANSPORT") : "auto";
   if (mode.empty()) mode = "auto";

@@ -772,7 +772,9 @@ int main(int argc, char** argv) {
     const std::int32_t mine = fabcoll::pinned_cpu();
     std::vector<std::int32_t> cpus(static_cast<std::size_t>(p));
     check(fc_allgather(&mine, 1, FC_INT32, cpus.data(), 1, FC_INT32, world), "allgather");
-    if (layout > 0) mapping = fabcoll::cpu_mapping(std::vector<int>(cpus.begin(), cpus.end()));
+    // fabcoll-calibrate takes its p ranks as one node (see the layout above).
+    if (layout > 0)
+      mapping = fabcoll::cpu_mapping(std::vector<int>(cpus.begin(), cpus.end()), cores);
   }
   if (rank == 0 && layout > 0) {
     std::fprintf(stderr,

@@ -259,7 +259,8 @@ int main(int argc, char** argv) {
   std::string mapping;
   app.add_option("--mapping", mapping,
                  "with --tuning and more ranks than cores: the entry measured with this mapping "
-                 "of ranks to CPUs (fabcoll-run --map-by; default: the layout's first entry)")
+                 "of ranks to CPUs (fabcoll-run --map-by; default: the layout's entry without a "
+                 "mapping, else its first)")
       ->check(CLI::IsMember({"cyclic", "block", "other", "unpinned"}));
   bool providers = false;
   bool topology = false;

@@ -3,11 +3,15 @@
 # ranks (n) than CPUs (C), --map-by cyclic (default) gives rank r the (r mod C)-th, --map-by
 # block the floor(r C / n)-th; with n <= C rank r gets the r-th either way. --map-by without
 # --bind-to core is refused (exit 2). Each rank prints the CPUs it may run on, and the engine
-# names the mapping it finds (fabcoll-info --layout: "ranks sharing a CPU").
+# names the mapping it finds (fabcoll-info --layout: "ranks sharing a CPU"). With a
+# calibration made under each mapping, a job takes the tuning entry of its own mapping, and
+# says so when the file has only the other one.
+#   bind_map.sh FABCOLL_RUN FABCOLL_INFO FABCOLL_CALIBRATE
 # Needs two allowed CPUs (exit 77, skipped, with fewer).
 set -uo pipefail
 RUN=$1
 INFO=$2
+CAL=$3
 fail() { echo "bind_map: $*" >&2; exit 1; }
 # The first two of this shell's allowed CPUs; the launcher is then held to them.
 read -r -a all <<<"$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0))[:2])')"
@@ -32,6 +36,10 @@ check() {  # check N MAP: every rank of an N-rank job on the CPU that MAP gives 
 }
 for map in "" cyclic block; do check 5 "$map"; done
 check 2 block
+out=$("$RUN" -n 2 --map-by block true 2>&1)
+rc=$?
+((rc == 2)) || fail "--map-by without --bind-to core: exit $rc, expected 2 ($out)"
+grep -q "needs --bind-to core" <<<"$out" || fail "no clear error for --map-by alone: $out"
 # The engine reads the ranks' affinities (node map): the mapping that selects the tuning entry.
 for map in cyclic block; do
   out=$(FABCOLL_QUIET=1 taskset -c "$cpus" "$RUN" -n 4 --bind-to core --map-by $map -- \
@@ -41,8 +49,40 @@ done
 out=$(FABCOLL_QUIET=1 taskset -c "$cpus" "$RUN" -n 2 --bind-to core -- "$INFO" --layout 2>&1)
 grep -q "ranks sharing a CPU: none" <<<"$out" || fail "2 ranks on 2 CPUs share one: $out"
 echo "bind_map: engine mapping: ok"
-out=$("$RUN" -n 2 --map-by block true 2>&1)
-rc=$?
-((rc == 2)) || fail "--map-by without --bind-to core: exit $rc, expected 2 ($out)"
-grep -q "needs --bind-to core" <<<"$out" || fail "no clear error for --map-by alone: $out"
+# Tuning entries per mapping: 2 ranks per core of this machine, held to two CPUs (measure and
+# fit only). Skipped on machines of more than 4 cores (it would start 2 ranks per core).
+cores=$(getconf _NPROCESSORS_ONLN)  # what std::thread::hardware_concurrency reports
+if ((cores > 4)); then
+  echo "bind_map: $cores cores: tuning entries per mapping not exercised"
+  echo "bind_map: ok"
+  exit 0
+fi
+n=$((2 * cores))
+layout="$n ranks on $cores cores"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+f=$work/tuning.json
+calibrate() {  # calibrate MAP: into $f, ranks mapped so
+  taskset -c "$cpus" "$RUN" -n $n --bind-to core --map-by "$1" -- "$CAL" --quick --no-validate \
+    -o "$f" >"$work/cal.out" 2>&1 || fail "calibration under $1 failed: $(cat "$work/cal.out")"
+}
+layout_of() {  # layout_of MAP: fabcoll-info --layout of a job mapped so, with the file
+  FABCOLL_TUNING=$f taskset -c "$cpus" "$RUN" -n $n --bind-to core --map-by "$1" -- \
+    "$INFO" --layout 2>&1
+}
+calibrate block
+grep -q "\"layout\": \"$layout, block\"" "$f" || fail "no '$layout, block' entry: $(cat "$f")"
+out=$(layout_of cyclic)
+grep -q "measured $layout, block" <<<"$out" || fail "cyclic job without its entry: $out"
+grep -q "measured with block mapping.*these ranks are cyclic" <<<"$out" ||
+  fail "no notice that the entry was measured under another mapping: $out"
+calibrate cyclic
+out=$(layout_of cyclic)
+grep -q "measured $layout, cyclic" <<<"$out" || fail "cyclic job does not take its entry: $out"
+grep -q "measured with" <<<"$out" && fail "notice although the mapping matches: $out"
+out=$(layout_of block)
+grep -q "measured $layout, block" <<<"$out" || fail "block job does not take its entry: $out"
+out=$("$INFO" --explain allreduce 65536 --p $n --tuning "$f" --mapping block 2>&1)
+grep -q "measured $layout, block" <<<"$out" || fail "--explain --mapping block: $out"
+echo "bind_map: tuning entries per mapping: ok"
 echo "bind_map: ok"

@@ -1181,9 +1181,11 @@ TEST(NodeMap, CpuMappingNamesWhichRanksShareACpu) {
   using fabcoll::cpu_mapping;
   EXPECT_EQ(cpu_mapping({}), "");
   EXPECT_EQ(cpu_mapping({3}), "");
-  EXPECT_EQ(cpu_mapping({0, 1}), "");     // one rank per CPU
-  EXPECT_EQ(cpu_mapping({1, 0, 2}), "");  // one rank per CPU, any order
-  EXPECT_EQ(cpu_mapping({0, -1}), "unpinned");
+  EXPECT_EQ(cpu_mapping({0, 1}), "");           // one rank per CPU
+  EXPECT_EQ(cpu_mapping({1, 0, 2}), "");        // one rank per CPU, any order
+  EXPECT_EQ(cpu_mapping({0, -1}), "unpinned");  // cores not known
+  EXPECT_EQ(cpu_mapping({0, -1}, 2), "");       // 2 ranks, 2 cores: none need share
+  EXPECT_EQ(cpu_mapping({-1, -1, -1}, 2), "unpinned");
   EXPECT_EQ(cpu_mapping({0, 1, 0, 1}), "cyclic");  // fabcoll-run --bind-to core
   EXPECT_EQ(cpu_mapping({0, 0, 1, 1}), "block");   // --map-by block
   EXPECT_EQ(cpu_mapping({4, 6, 4, 6, 4}), "cyclic");

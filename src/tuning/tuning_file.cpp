@@ -358,9 +358,13 @@ const LinkParams* link_for(const TuningFile& f, std::string_view link_class, int
     if (key == want && (exact == nullptr || (exact->mapping != mapping && l.mapping == mapping)))
       exact = &l;
     if (key == 0 && quiet == nullptr) quiet = &l;
-    if (key > 0 && (nearest_over == nullptr ||
-                    std::abs(key - want) < std::abs(nearest_over->local_ranks - want)))
-      nearest_over = &l;
+    // The nearest oversubscribed layout; at equal distance, the one of this mapping.
+    if (key > 0) {
+      const int d = nearest_over != nullptr ? std::abs(nearest_over->local_ranks - want) : 0;
+      if (nearest_over == nullptr || std::abs(key - want) < d ||
+          (std::abs(key - want) == d && nearest_over->mapping != mapping && l.mapping == mapping))
+        nearest_over = &l;
+    }
   }
   if (exact != nullptr) return exact;
   if (want > 0 && nearest_over != nullptr) return nearest_over;

@@ -176,8 +176,8 @@ std::optional<TuningFile> load_tuning(std::string& notice);
 /// Within the class, the entry whose layout_key equals layout_key(local_ranks, f's cores) wins;
 /// when the node is oversubscribed and there is no such entry, the oversubscribed entry with
 /// the nearest local_ranks; else the quiet entry; else the class's first entry. Among entries
-/// of the same layout, the one measured under `mapping` (which ranks share a CPU now, "" when
-/// not known) wins, else the first.
+/// of the same layout (or, for the nearest, the same distance), the one measured under
+/// `mapping` (which ranks share a CPU now, "" when not known) wins, else the first.
 CostModel model_for(const TuningFile& f, std::string_view link_class, double typical_bytes = 0,
                     int local_ranks = 0, std::string_view mapping = {});
 /// Both segments of the link model_for describes and its break (one segment when the entry has

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 namespace fabcoll {
@@ -15,13 +16,44 @@ std::string local_node_name() {
   return host;
 }
 
+std::vector<int> allowed_cpus() {
+  // A dynamically sized set, doubled while the kernel's mask is larger (EINVAL): a fixed
+  // cpu_set_t holds only 1024 CPUs.
+  for (int n = 1024; n <= (1 << 20); n *= 2) {
+    cpu_set_t* set = CPU_ALLOC(static_cast<std::size_t>(n));
+    if (set == nullptr) return {};
+    const std::size_t bytes = CPU_ALLOC_SIZE(static_cast<std::size_t>(n));
+    CPU_ZERO_S(bytes, set);
+    if (::sched_getaffinity(0, bytes, set) == 0) {
+      std::vector<int> out;
+      for (int c = 0; c < n; ++c)
+        if (CPU_ISSET_S(static_cast<std::size_t>(c), bytes, set)) out.push_back(c);
+      CPU_FREE(set);
+      return out;
+    }
+    const int err = errno;
+    CPU_FREE(set);
+    if (err != EINVAL) return {};
+  }
+  return {};
+}
+
+bool pin_to_cpu(int cpu) {
+  if (cpu < 0) return false;
+  const auto n = static_cast<std::size_t>(cpu) + 1;
+  cpu_set_t* set = CPU_ALLOC(n);
+  if (set == nullptr) return false;
+  const std::size_t bytes = CPU_ALLOC_SIZE(n);
+  CPU_ZERO_S(bytes, set);
+  CPU_SET_S(static_cast<std::size_t>(cpu), bytes, set);
+  const bool ok = ::sched_setaffinity(0, bytes, set) == 0;
+  CPU_FREE(set);
+  return ok;
+}
+
 int pinned_cpu() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) != 1) return -1;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) return c;
-  return -1;
+  const std::vector<int> cpus = allowed_cpus();
+  return cpus.size() == 1 ? cpus.front() : -1;
 }
 
 std::string cpu_mapping(const std::vector<int>& cpus, int cores) {

@@ -17,6 +17,11 @@ struct NodeMap {
   int nodes = 1;                     // number of distinct nodes
 };
 
+/// The CPUs this process may run on (sched_getaffinity, any number of CPUs), ascending; empty
+/// when they cannot be read.
+std::vector<int> allowed_cpus();
+/// Pins this process to one CPU; false if the kernel refuses.
+bool pin_to_cpu(int cpu);
 /// The one CPU this process may run on, or -1 when its affinity allows several (or is unknown).
 int pinned_cpu();
 /// Which ranks of a node share a CPU, from the CPU each local rank (in rank order) is pinned

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bootstrap/launcher_store.hpp"
+#include "bootstrap/node_map.hpp"
 
 namespace {
 
@@ -145,14 +146,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   const pid_t launcher = ::getpid();
-  std::vector<int> cpus;  // CPUs this launcher may use, for --bind-to core
-  {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0)
-      for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
+  const std::vector<int> cpus = fabcoll::allowed_cpus();  // for --bind-to core
   std::vector<Rank> ranks(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     int fds[2] = {-1, -1};
@@ -181,15 +175,15 @@ int main(int argc, char** argv) {
       if (transport != "auto") ::setenv("FABCOLL_TRANSPORT", transport.c_str(), 1);
       if (!provider.empty()) ::setenv("FABCOLL_PROVIDER", provider.c_str(), 1);
       if (bind == "core" && !cpus.empty()) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
         const std::size_t c = cpus.size();
         // Block differs from cyclic only where ranks outnumber CPUs (else rank r gets the r-th).
         const auto rr = static_cast<std::size_t>(r);
         const auto nn = static_cast<std::size_t>(n);
         const std::size_t slot = map_by == "block" && nn > c ? rr * c / nn : rr % c;
-        CPU_SET(cpus[slot], &one);
-        ::sched_setaffinity(0, sizeof one, &one);
+        if (!fabcoll::pin_to_cpu(cpus[slot]))
+          std::fprintf(stderr,
+                       "fabcoll-run: rank %d: cannot pin to CPU %d (%s); running unpinned\n", r,
+                       cpus[slot], std::strerror(errno));
       }
       if (tag_output) {
         ::dup2(fds[1], 1);

@@ -25,12 +25,15 @@ bool pin_to_cpu(int cpu);
 /// The one CPU this process may run on, or -1 when its affinity allows several (or is unknown).
 int pinned_cpu();
 /// Which ranks of a node share a CPU, from the CPU each local rank (in rank order) is pinned
-/// to and the node's CPU count `cores` (0: not known): "" when they do not outnumber the CPUs
-/// they use (one rank per CPU, or one rank) or, some unpinned, the node's cores; "unpinned"
-/// when some rank is not pinned to one CPU and the ranks outnumber the cores (or the cores are
-/// not known); "cyclic" when rank i of n sits on the
-/// (i mod C)-th of the C CPUs in use (ascending), "block" when on the floor(i C / n)-th, else
-/// "other" (fabcoll-run --bind-to core --map-by makes the first two).
+/// to (-1: not to one) and the node's CPU count `cores` (0: not known):
+///   ""          the ranks do not outnumber the CPUs they use (one rank, or one per CPU), or,
+///               some unpinned, they do not outnumber the node's cores;
+///   "unpinned"  some rank is not pinned to one CPU, and the ranks outnumber the cores (or
+///               the cores are not known);
+///   "cyclic"    rank i of n sits on the (i mod C)-th of the C CPUs in use (ascending);
+///   "block"     rank i sits on the floor(i C / n)-th;
+///   "other"     any other placement.
+/// fabcoll-run --bind-to core --map-by cyclic | block makes the two named ones.
 std::string cpu_mapping(const std::vector<int>& cpus, int cores = 0);
 
 /// This process's node name: FABCOLL_NODE, else the hostname.

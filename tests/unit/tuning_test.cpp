@@ -1214,7 +1214,7 @@ TEST(TuningFile, OversubscribedEntriesArePickedByMapping) {
   EXPECT_EQ(model_for(f, "shm", 0, 4).alpha, 7e-6);              // mapping not known: the first
   EXPECT_EQ(model_for(f, "shm", 0, 4, "unpinned").alpha, 7e-6);  // none measured so: the first
   EXPECT_EQ(model_for(f, "shm", 0, 2, "block").alpha, 1.5e-6);   // quiet: mapping irrelevant
-  EXPECT_EQ(model_for(f, "shm", 0, 5, "block").alpha, 5e-6);  // nearest layout, same mapping
+  EXPECT_EQ(model_for(f, "shm", 0, 5, "block").alpha, 5e-6);     // nearest layout, same mapping
   EXPECT_EQ(model_for(f, "shm", 0, 3, "cyclic").alpha, 7e-6);
   ASSERT_TRUE(link_model_for(f, "shm", 4, "block"));
   EXPECT_EQ(link_model_for(f, "shm", 4, "block")->below.alpha, 5e-6);

@@ -41,8 +41,9 @@ extern const Algorithm kReduceRabenseifner;
 Task<> reduce_rabenseifner(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op,
                            std::size_t elem_size, int root);
 extern const Algorithm kReduceHybrid;
+/// halvings: how many of the d steps halve (-1: Theorem 1's d − k under the model).
 Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op,
-                     std::size_t elem_size, int root);
+                     std::size_t elem_size, int root, int halvings = -1);
 extern const Algorithm kBcastNaive;
 /// Sanders et al. §13.1's naive broadcast: the root sends buf to every other rank itself.
 Task<> bcast_naive(Channel& ch, MutableBytes buf, int root);
@@ -63,8 +64,9 @@ extern const Algorithm kAllreduceHybrid;
 Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem_size,
                                  const ReduceOp& op, std::uint32_t strategy, bool fold_halves,
                                  ConstBytes input = {});
+/// strategy: the strategy vector to run (-1: Theorem 1's under the model).
 Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op,
-                        ConstBytes input = {});
+                        ConstBytes input = {}, long strategy = -1);
 Task<> allreduce_rabenseifner(Channel& ch, MutableBytes buf, std::size_t elem_size,
                               const ReduceOp& op, ConstBytes input = {});
 // Written shares (Algorithm::written_share) that several algorithms have in common.
@@ -84,11 +86,15 @@ double binomial_reduce_written(const CostQuery& q);
 /// Theorem 1's under the model they are costed and run with (α and β raised by the written and
 /// exchange shares of that very strategy, Algorithm::costed): a fixed point, taken after three
 /// rounds from the strategy under q.m. The fold is whole; `returns`: the result goes back to
-/// the surplus rank.
-tuning::Strategy hybrid_run_strategy(const CostQuery& q, bool returns, bool gathers);
+/// the surplus rank. alg: the hybrid itself, whose written data crossing CPUs under a
+/// placement (q.m.placement, Placement::written_across) depends on the strategy.
+tuning::Strategy hybrid_run_strategy(const Algorithm& alg, const CostQuery& q, bool returns,
+                                     bool gathers);
 /// tuning::hybrid_written_share and hybrid_exchange_share of that strategy.
-double hybrid_strategy_written_share(const CostQuery& q, bool returns, bool gathers);
-double hybrid_strategy_exchange_share(const CostQuery& q, bool returns, bool gathers);
+double hybrid_strategy_written_share(const Algorithm& alg, const CostQuery& q, bool returns,
+                                     bool gathers);
+double hybrid_strategy_exchange_share(const Algorithm& alg, const CostQuery& q, bool returns,
+                                      bool gathers);
 /// Every step an exchange (rings, pairwise and index all-to-alls, dissemination): 1 for p > 1.
 inline double exchange_all(const CostQuery& q) { return q.p < 2 ? 0.0 : 1.0; }
 /// A ring's p − 1 steps (all-gather, reduce-scatter): only the first moves input, (p − 2)/(p − 1).

@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/placement.hpp"
 #include "patterns/hypercube.hpp"
 #include "tuning/lawn29.hpp"
 
@@ -173,18 +174,20 @@ Task<> allreduce_hybrid_strategy(Channel& ch, MutableBytes buf, std::size_t elem
 }
 
 Task<> allreduce_hybrid(Channel& ch, MutableBytes buf, std::size_t elem_size, const ReduceOp& op,
-                        ConstBytes input) {
+                        ConstBytes input, long strategy) {
   const Hypercube cube{ch.size()};
   const auto n = static_cast<double>(buf.size());
   return allreduce_hybrid_strategy(ch, buf, elem_size, op,
-                                   tuning::theorem1_strategy(n, cube.dim(), ch.model()),
+                                   strategy >= 0
+                                       ? static_cast<std::uint32_t>(strategy)
+                                       : tuning::theorem1_strategy(n, cube.dim(), ch.model()),
                                    /*fold_halves=*/false, input);
 }
 
 namespace {
 Task<> run_hybrid(Channel& ch, const CollArgs& a) {
   return allreduce_hybrid(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.op,
-                          bytes_of(a.sendbuf, a.bytes()));
+                          bytes_of(a.sendbuf, a.bytes()), a.strategy);
 }
 double cost_hybrid(const CostQuery& q) {
   const Hypercube cube{q.p};
@@ -194,7 +197,8 @@ double cost_hybrid(const CostQuery& q) {
 }
 }  // namespace
 
-tuning::Strategy hybrid_run_strategy(const CostQuery& q, bool returns, bool gathers) {
+tuning::Strategy hybrid_run_strategy(const Algorithm& alg, const CostQuery& q, bool returns,
+                                     bool gathers) {
   const Hypercube cube{q.p};
   const int d = cube.dim();
   const bool pow2 = cube.power_of_two();
@@ -202,8 +206,13 @@ tuning::Strategy hybrid_run_strategy(const CostQuery& q, bool returns, bool gath
   tuning::Strategy s = tuning::theorem1_strategy(q.n, d, base);
   if (base.written == 1 && base.exchange_alpha == 1 && base.exchange_beta == 1) return s;
   CostModel m = base;
+  // Which ranks share a CPU: ω on the written bytes that cross CPUs only (as placed_written_share).
+  const Placement* placed =
+      base.placement != nullptr && base.placement->size() == q.p ? base.placement : nullptr;
   for (int round = 0; round < 3; ++round) {
-    const double f = tuning::hybrid_written_share(s, q.n, d, pow2, false, returns);
+    double f = tuning::hybrid_written_share(s, q.n, d, pow2, false, returns);
+    if (placed != nullptr && base.written != 1 && f > 0)
+      f *= std::clamp(placed->written_across(alg, 0, static_cast<long>(s)), 0.0, 1.0);
     const double e = tuning::hybrid_exchange_share(s, q.n, d, pow2, returns, gathers);
     m.alpha = base.alpha * (1 + e * (base.exchange_alpha - 1));
     m.beta = base.beta * (1 + f * (base.written - 1)) * (1 + e * (base.exchange_beta - 1));
@@ -212,25 +221,30 @@ tuning::Strategy hybrid_run_strategy(const CostQuery& q, bool returns, bool gath
   return s;
 }
 
-double hybrid_strategy_written_share(const CostQuery& q, bool returns, bool gathers) {
+double hybrid_strategy_written_share(const Algorithm& alg, const CostQuery& q, bool returns,
+                                     bool gathers) {
   const Hypercube cube{q.p};
-  return tuning::hybrid_written_share(hybrid_run_strategy(q, returns, gathers), q.n, cube.dim(),
-                                      cube.power_of_two(), false, returns);
+  return tuning::hybrid_written_share(hybrid_run_strategy(alg, q, returns, gathers), q.n,
+                                      cube.dim(), cube.power_of_two(), false, returns);
 }
 
-double hybrid_strategy_exchange_share(const CostQuery& q, bool returns, bool gathers) {
+double hybrid_strategy_exchange_share(const Algorithm& alg, const CostQuery& q, bool returns,
+                                      bool gathers) {
   const Hypercube cube{q.p};
-  return tuning::hybrid_exchange_share(hybrid_run_strategy(q, returns, gathers), q.n, cube.dim(),
-                                       cube.power_of_two(), returns, gathers);
+  return tuning::hybrid_exchange_share(hybrid_run_strategy(alg, q, returns, gathers), q.n,
+                                       cube.dim(), cube.power_of_two(), returns, gathers);
 }
 
 namespace {
 // LAWN 29's count for the strategy it runs (hybrid_strategy_written_share).
 double written_share(const CostQuery& q) {
-  return hybrid_strategy_written_share(q, /*returns=*/true, /*gathers=*/false);
+  return hybrid_strategy_written_share(kAllreduceHybrid, q, /*returns=*/true, /*gathers=*/false);
 }
 double exchange_share(const CostQuery& q) {
-  return hybrid_strategy_exchange_share(q, /*returns=*/true, /*gathers=*/false);
+  return hybrid_strategy_exchange_share(kAllreduceHybrid, q, /*returns=*/true, /*gathers=*/false);
+}
+std::uint32_t strategy(const CostQuery& q) {
+  return hybrid_run_strategy(kAllreduceHybrid, q, /*returns=*/true, /*gathers=*/false);
 }
 }  // namespace
 
@@ -249,6 +263,7 @@ const Algorithm kAllreduceHybrid{
     .test = "allreduce_scan_test.AllreduceHybridMatchesCorollary4",
     .separate_input = true,
     .written_share = written_share,
+    .strategy = strategy,
     .exchange_share = exchange_share,
 };
 

@@ -16,6 +16,7 @@
 //   whole (k steps):    the partner off the root's side sends its piece and stops (tree reduce)
 //   gather (d-k steps): pieces travel back up the halving steps to the root's cube position
 #include <array>
+#include <bit>
 
 #include "algorithms/algorithms.hpp"
 #include "patterns/hypercube.hpp"
@@ -32,7 +33,7 @@ Span elems_of(Span buf, std::size_t es, std::size_t lo, std::size_t hi) {
 }  // namespace
 
 Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp& op,
-                     std::size_t elem_size, int root) {
+                     std::size_t elem_size, int root, int halvings) {
   const int me = ch.rank();
   const Hypercube cube{ch.size()};
   const int d = cube.dim();
@@ -40,7 +41,8 @@ Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceO
   const std::size_t es = elem_size;
   const std::size_t count = es == 0 ? 0 : n / es;
   // Theorem 1: halve in the first d - k steps, send whole pieces in the last k.
-  const int halvings = d - tuning::theorem1_k(static_cast<double>(n), d, ch.model());
+  if (halvings < 0 || halvings > d)
+    halvings = d - tuning::theorem1_k(static_cast<double>(n), d, ch.model());
   const int root_in_cube = cube.is_extra(root) ? root + 1 : root;
   const int t = cube.vrank(root_in_cube);  // where the result is gathered
   const auto forward_step = static_cast<std::uint32_t>(2 * d + 2);
@@ -144,7 +146,10 @@ Task<> reduce_hybrid(Channel& ch, ConstBytes in, MutableBytes out, const ReduceO
 namespace {
 Task<> run_reduce_hybrid(Channel& ch, const CollArgs& a) {
   const MutableBytes out = a.recvbuf == nullptr ? MutableBytes{} : bytes_of(a.recvbuf, a.bytes());
-  return reduce_hybrid(ch, bytes_of(a.sendbuf, a.bytes()), out, a.op, a.elem_size, a.root);
+  // A forced strategy (CollArgs::strategy) halves in its first std::popcount(S) steps.
+  const int halvings = a.strategy >= 0 ? std::popcount(static_cast<std::uint32_t>(a.strategy)) : -1;
+  return reduce_hybrid(ch, bytes_of(a.sendbuf, a.bytes()), out, a.op, a.elem_size, a.root,
+                       halvings);
 }
 double cost(const CostQuery& q) {
   const Hypercube cube{q.p};
@@ -158,10 +163,13 @@ namespace {
 // LAWN 29's count for the strategy it runs (hybrid_strategy_written_share), no return of the
 // result (the root keeps it).
 double written_share(const CostQuery& q) {
-  return hybrid_strategy_written_share(q, /*returns=*/false, /*gathers=*/true);
+  return hybrid_strategy_written_share(kReduceHybrid, q, /*returns=*/false, /*gathers=*/true);
 }
 double exchange_share(const CostQuery& q) {
-  return hybrid_strategy_exchange_share(q, /*returns=*/false, /*gathers=*/true);
+  return hybrid_strategy_exchange_share(kReduceHybrid, q, /*returns=*/false, /*gathers=*/true);
+}
+std::uint32_t strategy(const CostQuery& q) {
+  return hybrid_run_strategy(kReduceHybrid, q, /*returns=*/false, /*gathers=*/true);
 }
 }  // namespace
 
@@ -179,6 +187,7 @@ const Algorithm kReduceHybrid{
     .run = run_reduce_hybrid,
     .test = "bcast_reduce_test.ReduceHybridMatchesCorollary4",
     .written_share = written_share,
+    .strategy = strategy,
     .exchange_share = exchange_share,
 };
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <vector>
 
+#include "algorithms/placement.hpp"
+
 namespace fabcoll {
 
 const char* collective_name(Collective c) noexcept {
@@ -100,7 +102,7 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
     q.m.written = 1;
   CostModel m = q.m;
   if (m.written != 1 && written_share != nullptr)
-    m.beta *= 1 + std::clamp(written_share(q), 0.0, 1.0) * (m.written - 1);
+    m.beta *= 1 + placed_written_share(q) * (m.written - 1);
   if ((m.exchange_alpha != 1 || m.exchange_beta != 1) && exchange_share != nullptr) {
     const double e = std::clamp(exchange_share(q), 0.0, 1.0);
     m.alpha *= 1 + e * (m.exchange_alpha - 1);
@@ -109,6 +111,15 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   m.written = 1;
   m.exchange_alpha = m.exchange_beta = 1;
   return m;
+}
+
+double Algorithm::placed_written_share(const CostQuery& q) const {
+  if (written_share == nullptr) return 0;
+  const double f = std::clamp(written_share(q), 0.0, 1.0);
+  const Placement* placed = q.m.placement;
+  if (placed == nullptr || placed->size() != q.p || !(f > 0)) return f;
+  const long s = strategy != nullptr ? static_cast<long>(strategy(q)) : -1;
+  return f * std::clamp(placed->written_across(*this, q.k, s), 0.0, 1.0);
 }
 
 const Algorithm* find_algorithm(Collective c, std::string_view name) {

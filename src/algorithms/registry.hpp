@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
 
@@ -69,6 +70,9 @@ struct CollArgs {
   const std::size_t* counts = nullptr;
   const std::size_t* displs = nullptr;
   std::size_t packets = 0;  // pipelined algorithms: packet count k (0: from the model)
+  /// LAWN 29's hybrids: the strategy vector to run (bit j = S_j; the reduce takes its number of
+  /// halvings), -1: Theorem 1's under the model. Set by Placement's sim runs only.
+  long strategy = -1;
 
   [[nodiscard]] std::size_t bytes() const { return count * elem_size; }
 };
@@ -110,6 +114,9 @@ struct Algorithm {
   /// nullptr: f = 0, as if it sent input only. Checked against the sim, which tracks what each
   /// rank wrote (sim_cost_test.WrittenShareMatchesTheSim).
   double (*written_share)(const CostQuery& q) = nullptr;
+  /// LAWN 29's hybrids: the strategy vector (tuning::Strategy) it runs at q, which
+  /// CollArgs::strategy can force (nullptr: it has none).
+  std::uint32_t (*strategy)(const CostQuery& q) = nullptr;
   /// The share e of its critical path (of the α and β terms of `cost`; one share for both,
   /// counted in bytes) spent in exchanges: messages whose sender receives, or whose receiver
   /// sends, while they are under way (recursive doubling and halving, the rings, the pairwise
@@ -121,13 +128,15 @@ struct Algorithm {
   double (*exchange_share)(const CostQuery& q) = nullptr;
 
   /// q.m as this algorithm is costed: β raised to β(1 + f(ω − 1)) for the written share f of
-  /// its bytes (CostModel::written = ω), then α and β to α(1 + e(χα − 1)) and β(1 + e(χβ − 1))
-  /// for its exchange share e (CostModel::exchange_alpha, exchange_beta = χα, χβ), and ω, χα
-  /// and χβ then 1 (so costing twice changes nothing).
-  /// ω applies only when the mean message of the formula (mean_message) is at least
-  /// q.m.written_from (CostModel::written_from; shm with a core per rank: the single-copy
-  /// threshold).
+  /// its bytes (CostModel::written = ω; placed_written_share), then α and β to α(1 + e(χα − 1)) and
+  /// β(1 + e(χβ − 1)) for its exchange share e (CostModel::exchange_alpha, exchange_beta = χα, χβ),
+  /// and ω, χα and χβ then 1 (so costing twice changes nothing). ω applies only when the mean
+  /// message of the formula (mean_message) is at least q.m.written_from (CostModel::written_from;
+  /// shm with a core per rank: the single-copy threshold).
   [[nodiscard]] CostModel costed(const CostQuery& q) const;
+  /// The written share f that costed charges ω on: written_share clamped to [0, 1] and, with a
+  /// placement of q.p ranks (CostModel::placement), only its bytes that cross CPUs.
+  [[nodiscard]] double placed_written_share(const CostQuery& q) const;
   /// Pipelined algorithms: optimal_k under the model it is costed with at that very packet count
   /// (costed depends on k through the exchange share and written_from): from k = q.k, up to
   /// three rounds of k ← optimal_k(costed at round(k)). Not rounded or capped (the callers do).

@@ -69,10 +69,15 @@ std::string cpu_mapping(const std::vector<int>& cpus, int cores) {
   bool cyclic = true;
   bool block = true;
   for (std::size_t i = 0; i < n; ++i) {
-    cyclic = cyclic && cpus[i] == used[i % c];
-    block = block && cpus[i] == used[i * c / n];
+    cyclic = cyclic && cpus[i] == used[mapped_cpu("cyclic", i, n, c)];
+    block = block && cpus[i] == used[mapped_cpu("block", i, n, c)];
   }
   return cyclic ? "cyclic" : block ? "block" : "other";
+}
+
+std::size_t mapped_cpu(std::string_view mapping, std::size_t r, std::size_t n, std::size_t c) {
+  if (c == 0) return 0;
+  return mapping == "block" && n > c ? r * c / n : r % c;
 }
 
 NodeMap exchange_node_map(Store& store, double timeout_s) {

@@ -2,7 +2,9 @@
 // FABCOLL_NODE when set (virtual nodes on one machine, e.g. from `fabcoll-run --nodes K`).
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bootstrap/store.hpp"
@@ -35,6 +37,9 @@ int pinned_cpu();
 ///   "other"     any other placement.
 /// fabcoll-run --bind-to core --map-by cyclic | block makes the two named ones.
 std::string cpu_mapping(const std::vector<int>& cpus, int cores = 0);
+/// Which of c CPUs (0 … c − 1, in the order used) rank r of n runs on under a named mapping:
+/// "block" ⌊rc/n⌋ where the ranks outnumber the CPUs, else (cyclic) r mod c.
+std::size_t mapped_cpu(std::string_view mapping, std::size_t r, std::size_t n, std::size_t c);
 
 /// This process's node name: FABCOLL_NODE, else the hostname.
 std::string local_node_name();

@@ -23,6 +23,7 @@
 #include "bootstrap/pmix_bootstrap.hpp"
 #include "collectives/collectives.hpp"
 #include "collectives/context_info.hpp"
+#include "collectives/placement.hpp"
 #include "engine/datatype.hpp"
 #include "engine/errors.hpp"
 #include "engine/progress.hpp"
@@ -282,6 +283,15 @@ void bootstrap_with_store(fc_context_s& c, const std::string& address, const std
     if (used == 0) fabcoll::raise(Errc::transport, "bootstrap: rank 0's cost model is garbled");
     c.world.comm->set_link(l);
     c.tuning = text.substr(used) + ", from rank 0";
+  }
+  // Which ranks share a CPU (every rank reads the same node map): ω then falls on written data
+  // that crosses CPUs only. One node only: local_cpus covers this node's ranks.
+  if (nodes.nodes == 1) {
+    if (const fabcoll::Placement* placed = fabcoll::placement_of(nodes.local_cpus)) {
+      fabcoll::LinkModel l = c.world.comm->link();
+      l.below.placement = l.above.placement = placed;
+      c.world.comm->set_link(l);
+    }
   }
 }
 

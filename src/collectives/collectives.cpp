@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "collectives/placement.hpp"
 #include "engine/errors.hpp"
 #include "tuning/crossover.hpp"
 
@@ -544,7 +545,15 @@ Task<std::unique_ptr<Comm>> comm_split(Comm& comm, int color, int key) {
   auto child = std::make_unique<Comm>(comm.transport(), comm.executor(), my_rank,
                                       static_cast<int>(members.size()), std::move(world), cid,
                                       comm.model(), comm.cids());
-  child->set_link(comm.link());  // both segments, as the parent selects with
+  // Both segments, as the parent selects with; its ranks' CPUs, where the parent's share some.
+  LinkModel link = comm.link();
+  if (const Placement* parent = link.below.placement; parent != nullptr) {
+    std::vector<int> cpus;
+    for (const Member& m : members)
+      cpus.push_back(parent->cpus()[static_cast<std::size_t>(m.rank)]);
+    link.below.placement = link.above.placement = placement_of(cpus);
+  }
+  child->set_link(link);
   co_return child;
 }
 

@@ -58,6 +58,7 @@
 #include "bootstrap/node_map.hpp"
 #include "collectives/collectives.hpp"
 #include "collectives/context_info.hpp"
+#include "collectives/placement.hpp"
 #include "engine/communicator.hpp"
 #include "engine/datatype.hpp"
 #include "fabcoll/fabcoll.h"
@@ -539,12 +540,15 @@ std::vector<tuning::GammaEntry> measure_gamma(
 }
 
 /// The fitted link of p ranks (both segments and the break).
-tuning::LinkModel link_model(const tuning::TuningFile& f, const std::string& link, int p) {
+/// placed: which ranks share a CPU (nullptr: none), as the context sets it from the node map.
+tuning::LinkModel link_model(const tuning::TuningFile& f, const std::string& link, int p,
+                             const fabcoll::Placement* placed) {
   tuning::LinkModel m =
       tuning::link_model_for(f, link, p).value_or(tuning::LinkModel::uniform(fabcoll::CostModel{}));
   // As a context sets it: inside a node, single-copy messages are read by their receiver, and
   // ω is charged from there (CostModel::written_from).
   if (link == "shm") m.set_single_copy(fabcoll::shm::pull_bytes_from_environment());
+  m.below.placement = m.above.placement = placed;
   return m;
 }
 
@@ -554,8 +558,10 @@ tuning::LinkModel link_model(const tuning::TuningFile& f, const std::string& lin
 /// the lower segment. (Two tables, each with one segment's whole-message model, chose
 /// algorithms above the break by costs that neither the packet choice nor the validation used.)
 std::vector<tuning::CrossoverSegment> table_for(Collective c, int p, const tuning::TuningFile& f,
-                                                const std::string& link, double n_max) {
-  return tuning::crossover_table(c, p, link_model(f, link, p), {.n_min = 1, .n_max = n_max});
+                                                const std::string& link, double n_max,
+                                                const fabcoll::Placement* placed) {
+  return tuning::crossover_table(c, p, link_model(f, link, p, placed),
+                                 {.n_min = 1, .n_max = n_max});
 }
 
 /// The packet count for alg at n bytes under the fitted link. Packets are messages of their own,
@@ -563,8 +569,9 @@ std::vector<tuning::CrossoverSegment> table_for(Collective c, int p, const tunin
 /// the model of n's segment, a fit whose α above the break came out at its 1e-9 floor asked
 /// for about 2000 packets of 545 B at 1 MiB, 12 s per call on a loaded machine (issue 6).
 tuning::PacketChoice packet_choice(const Algorithm& alg, double n, int p,
-                                   const tuning::TuningFile& f, const std::string& link) {
-  const tuning::LinkModel lm = link_model(f, link, p);
+                                   const tuning::TuningFile& f, const std::string& link,
+                                   const fabcoll::Placement* placed) {
+  const tuning::LinkModel lm = link_model(f, link, p, placed);
   return tuning::segment_k(alg, n, p, lm.below, lm.above, lm.break_bytes);
 }
 
@@ -767,14 +774,20 @@ int main(int argc, char** argv) {
   const int layout = tuning::layout_key(p, cores);
   // Which ranks share a CPU (fabcoll-run --map-by): it decides which algorithm is fastest
   // there, so an oversubscribed entry records it (tuning::LinkParams::mapping).
+  // The model then charges ω only on written data that crosses CPUs (Placement), as the
+  // engine does with the same CPUs.
   std::string mapping;
+  const fabcoll::Placement* placed = nullptr;
   {
     const std::int32_t mine = fabcoll::pinned_cpu();
     std::vector<std::int32_t> cpus(static_cast<std::size_t>(p));
     check(fc_allgather(&mine, 1, FC_INT32, cpus.data(), 1, FC_INT32, world), "allgather");
     // fabcoll-calibrate takes its p ranks as one node (see the layout above).
-    if (layout > 0)
-      mapping = fabcoll::cpu_mapping(std::vector<int>(cpus.begin(), cpus.end()), cores);
+    if (layout > 0) {
+      const std::vector<int> local(cpus.begin(), cpus.end());
+      mapping = fabcoll::cpu_mapping(local, cores);
+      placed = fabcoll::placement_of(local);
+    }
   }
   if (rank == 0 && layout > 0) {
     std::fprintf(stderr,
@@ -963,13 +976,13 @@ int main(int argc, char** argv) {
           fq.n = n;
           fq.p = p;
           fq.m = lp.model;
+          fq.m.placement = placed;
           // As Algorithm::costed charges ω: not below written_from (link_model's).
           fq.m.written_from = link == "shm" ? fabcoll::shm::pull_bytes_from_environment() : 0;
           const bool charged =
               !(fq.m.written_from > 0 && alg->mean_message(fq) < fq.m.written_from);
           cands.push_back(alg);
-          pts.push_back({ua, ub, uc, 0,
-                         alg->written_share && charged ? alg->written_share(fq) : 0.0,
+          pts.push_back({ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0,
                          alg->exchange_share ? alg->exchange_share(fq) : 0.0});
         }
         if (cands.empty()) continue;
@@ -1029,7 +1042,7 @@ int main(int argc, char** argv) {
   for (Collective c :
        {Collective::bcast, Collective::reduce, Collective::allreduce, Collective::allgather,
         Collective::reduce_scatter_block, Collective::alltoall, Collective::scan}) {
-    tables[c] = table_for(c, p, file, link, n_max);
+    tables[c] = table_for(c, p, file, link, n_max, placed);
     tuning::CrossoverEntry e{fabcoll::collective_name(c), p, link, {}};
     for (const auto& s : tables[c])
       e.segments.push_back({std::string(s.algorithm->name), s.lo, s.hi});
@@ -1038,7 +1051,7 @@ int main(int argc, char** argv) {
       if (a->coll != c || a->optimal_k == nullptr || !tuning::eligible(*a, p, true)) continue;
       tuning::KRule r{fabcoll::collective_name(c), std::string(a->name), p, link, {}};
       for (double n = 65536; n <= n_max; n *= 4)
-        r.sizes.emplace_back(n, packet_choice(*a, n, p, file, link).k);
+        r.sizes.emplace_back(n, packet_choice(*a, n, p, file, link, placed).k);
       file.k_rules.push_back(std::move(r));
     }
   }
@@ -1060,7 +1073,7 @@ int main(int argc, char** argv) {
       for (const Algorithm* alg : fabcoll::all_algorithms()) {
         if (alg->coll != c || !tuning::eligible(*alg, p, true)) continue;
         // The packet count the fitted model wants (elements of 8 bytes, as the engine counts).
-        const tuning::PacketChoice pc = packet_choice(*alg, n, p, file, link);
+        const tuning::PacketChoice pc = packet_choice(*alg, n, p, file, link, placed);
         fabcoll::CostQuery q;
         q.n = n;
         q.p = p;

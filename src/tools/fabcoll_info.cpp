@@ -19,6 +19,7 @@
 #include "algorithms/registry.hpp"
 #include "collectives/collectives.hpp"
 #include "collectives/context_info.hpp"
+#include "collectives/placement.hpp"
 #include "fabcoll/fabcoll.h"
 #include "transports/shm/shm.hpp"
 #include "transports/sim/sim.hpp"
@@ -97,12 +98,13 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         link.break_bytes, link.above.alpha, link.above.beta);
   std::printf(
       "# data its sender wrote within the collective (received, combined, copied) costs %.2f "
-      "beta a byte%s; 'written' is the share f of each algorithm's bytes that carry it\n",
+      "beta a byte%s; 'written' is the share f of each algorithm's bytes that carry it%s\n",
       m.written,
       m.written_from > 0 ? (" in messages of " +
                             std::to_string(static_cast<long long>(m.written_from)) + " B and more")
                                .c_str()
-                         : "");
+                         : "",
+      m.placement != nullptr ? " to another CPU (ranks share CPUs)" : "");
   std::printf(
       "# a message whose sender receives, or whose receiver sends, while it is under way (an "
       "exchange) costs %.2f alpha + "
@@ -133,8 +135,7 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     if (!charged) q.m.written = 1;
     std::printf("%-24s %14.3f %10zu %8s %8.3f %8.3f  %s\n", text(a->name).c_str(),
                 fabcoll::predicted_cost(comm, *a, args) * 1e6, sc.packets,
-                sc.above ? "above" : "below",
-                charged && a->written_share ? a->written_share(q) : 0.0,
+                sc.above ? "above" : "below", charged ? a->placed_written_share(q) : 0.0,
                 a->exchange_share ? a->exchange_share(q) : 0.0, note.c_str());
   }
   return 0;
@@ -227,6 +228,12 @@ int print_layout() {
     std::printf("  ranks sharing a CPU: %s\n", info.mapping.empty()
                                                    ? "none (at most one rank per CPU in use)"
                                                    : info.mapping.c_str());
+    // The model's placement: written data costs ω only where it crosses CPUs (Placement).
+    if (const fabcoll::Placement* placed = fabcoll::world_comm(ctx).link().below.placement) {
+      std::printf("  model places ranks on CPUs:");
+      for (const int cpu : placed->cpus()) std::printf(" %d", cpu);
+      std::printf(" (written data costs omega only between CPUs)\n");
+    }
     std::printf("  shm single-copy (CMA): %s\n", info.shm_cma ? "on" : "off");
     std::printf("  cost model in force: %s\n", info.tuning.c_str());
   }
@@ -260,7 +267,7 @@ int main(int argc, char** argv) {
   app.add_option("--mapping", mapping,
                  "with --tuning and more ranks than cores: the entry measured with this mapping "
                  "of ranks to CPUs (fabcoll-run --map-by; default: the layout's entry without a "
-                 "mapping, else its first)")
+                 "mapping, else its first), and the model places the ranks so (cyclic, block)")
       ->check(CLI::IsMember({"cyclic", "block", "other", "unpinned"}));
   bool providers = false;
   bool topology = false;
@@ -320,9 +327,17 @@ int main(int argc, char** argv) {
                       ? " measured " + fabcoll::tuning::layout_name(used->local_ranks,
                                                                     f->machine.cores, used->mapping)
                       : std::string());
+        if (mapping.empty() && used != nullptr) mapping = used->mapping;
       }
     }
     if (!cls.starts_with("ofi")) model.set_single_copy(single_copy);  // as a context does
+    // Which ranks share a CPU, as fabcoll-run --map-by places them (the engine reads it from
+    // the node map): ω on the written data that crosses CPUs only.
+    if (const fabcoll::Placement* placed =
+            fabcoll::placement_for_mapping(mapping, p, static_cast<int>(cores))) {
+      model.below.placement = model.above.placement = placed;
+      source += "; ω on written data crossing CPUs, ranks placed " + mapping;
+    }
     return explain(explain_args[0], bytes, p, noncommutative, model, source);
   }
   std::printf("fabcoll %d.%d.%d\n", FABCOLL_VERSION_MAJOR, FABCOLL_VERSION_MINOR,

@@ -175,11 +175,9 @@ int main(int argc, char** argv) {
       if (transport != "auto") ::setenv("FABCOLL_TRANSPORT", transport.c_str(), 1);
       if (!provider.empty()) ::setenv("FABCOLL_PROVIDER", provider.c_str(), 1);
       if (bind == "core" && !cpus.empty()) {
-        const std::size_t c = cpus.size();
         // Block differs from cyclic only where ranks outnumber CPUs (else rank r gets the r-th).
-        const auto rr = static_cast<std::size_t>(r);
-        const auto nn = static_cast<std::size_t>(n);
-        const std::size_t slot = map_by == "block" && nn > c ? rr * c / nn : rr % c;
+        const std::size_t slot = fabcoll::mapped_cpu(map_by, static_cast<std::size_t>(r),
+                                                     static_cast<std::size_t>(n), cpus.size());
         if (!fabcoll::pin_to_cpu(cpus[slot]))
           std::fprintf(stderr,
                        "fabcoll-run: rank %d: cannot pin to CPU %d (%s); running unpinned\n", r,

@@ -13,6 +13,8 @@
 
 namespace fabcoll {
 
+class Placement;  // algorithms/placement.hpp
+
 struct CostModel {
   double alpha = 5e-6;    // start-up latency (s)
   double beta = 2.5e-10;  // time per byte (s/B)
@@ -66,6 +68,12 @@ struct CostModel {
   /// (pull_bytes) cost the sender o alone. Calibration measures it (bursts of 8 KiB against
   /// 8-byte sends), for messages below the link's break only (above it: G = β).
   double gap = -1;
+
+  /// Which ranks share a CPU (ranks outnumbering cores, each pinned to one), or nullptr: every
+  /// rank on a CPU of its own, or not known. With it ω is charged only to written data that
+  /// crosses CPUs (Algorithm::placed_written_share). Not part of a tuning file or of the
+  /// bootstrap line: every rank sets it from the node map (interned, never freed).
+  const Placement* placement = nullptr;
 
   [[nodiscard]] double send_overhead() const { return overhead >= 0 ? overhead : alpha; }
   [[nodiscard]] double send_gap() const { return gap >= 0 ? gap : beta; }

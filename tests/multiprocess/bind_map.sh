@@ -5,7 +5,7 @@
 # --bind-to core is refused (exit 2). Each rank prints the CPUs it may run on, and the engine
 # names the mapping it finds (fabcoll-info --layout: "ranks sharing a CPU"). With a
 # calibration made under each mapping, a job takes the tuning entry of its own mapping, and
-# says so when the file has only the other one.
+# says so when the file has only the other one; its model places the ranks on their CPUs.
 #   bind_map.sh FABCOLL_RUN FABCOLL_INFO FABCOLL_CALIBRATE
 # Needs two allowed CPUs (exit 77, skipped, with fewer).
 set -uo pipefail
@@ -45,9 +45,14 @@ for map in cyclic block; do
   out=$(FABCOLL_QUIET=1 taskset -c "$cpus" "$RUN" -n 4 --bind-to core --map-by $map -- \
         "$INFO" --layout 2>&1) || fail "fabcoll-info --layout ($map) failed: $out"
   grep -q "ranks sharing a CPU: $map\$" <<<"$out" || fail "engine did not find $map mapping: $out"
+  # and its model places them so (Placement: ω only on written data that crosses CPUs)
+  if [[ $map == cyclic ]]; then want="${all[0]} ${all[1]} ${all[0]} ${all[1]}"
+  else want="${all[0]} ${all[0]} ${all[1]} ${all[1]}"; fi
+  grep -q "model places ranks on CPUs: $want " <<<"$out" || fail "model not placed $map: $out"
 done
 out=$(FABCOLL_QUIET=1 taskset -c "$cpus" "$RUN" -n 2 --bind-to core -- "$INFO" --layout 2>&1)
 grep -q "ranks sharing a CPU: none" <<<"$out" || fail "2 ranks on 2 CPUs share one: $out"
+grep -q "model places ranks" <<<"$out" && fail "a placement although no CPU is shared: $out"
 echo "bind_map: engine mapping: ok"
 # Tuning entries per mapping: 2 ranks per core of this machine, held to two CPUs (measure and
 # fit only). Skipped on machines of more than 4 cores (it would start 2 ranks per core).
@@ -84,5 +89,14 @@ out=$(layout_of block)
 grep -q "measured $layout, block" <<<"$out" || fail "block job does not take its entry: $out"
 out=$("$INFO" --explain allreduce 65536 --p $n --tuning "$f" --mapping block 2>&1)
 grep -q "measured $layout, block" <<<"$out" || fail "--explain --mapping block: $out"
+# Recursive doubling's written data (its later steps, partners 2, 4, … apart) stays on a CPU
+# under cyclic (rank r and r + C share one) and crosses under block: its written share f.
+written_of() {  # written_of MAP: recursive doubling's 'written' column at 128 KiB
+  "$INFO" --explain allreduce 131072 --p $n --tuning "$f" --mapping "$1" 2>&1 |
+    awk '$1 == "recursive_doubling" { print $5 }'
+}
+[[ $(written_of cyclic) == 0.000 ]] || fail "cyclic: recursive doubling written $(written_of cyclic)"
+[[ $(written_of block) != 0.000 && -n $(written_of block) ]] ||
+  fail "block: recursive doubling written '$(written_of block)'"
 echo "bind_map: tuning entries per mapping: ok"
 echo "bind_map: ok"

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "algorithms/algorithms.hpp"
+#include "collectives/placement.hpp"
 #include "patterns/binomial_tree.hpp"
 #include "support/sim_harness.hpp"
 
@@ -110,7 +111,9 @@ TEST(SimCost, AlltoallCopyTermIsTheBytesItCopies) {
 // formula's f must match it: within 0.02 at p = 2^d, within 0.21 at other p (3 … 12), where
 // the fold or the uneven tree puts the critical path elsewhere than the count assumes. One size
 // (8 KiB blocks); k = 1 and 8 for the pipelined ones. An algorithm without a formula for f
-// (costed as if it sent input only) must send input only.
+// (costed as if it sent input only) must send input only. With ranks sharing CPUs (p ranks
+// on 2 CPUs, fabcoll-run's cyclic and block mappings), placed_written_share must match the share
+// that written data crossing CPUs adds on the sim with those CPUs set, to the same tolerance.
 TEST(SimCost, WrittenShareMatchesTheSim) {
   // Two formulas are approximations (a constant over p ≥ 4): a wider tolerance.
   const std::set<std::string> approximate = {"allreduce/two_tree", "scan/inorder_tree"};
@@ -142,6 +145,21 @@ TEST(SimCost, WrittenShareMatchesTheSim) {
         q.k = static_cast<double>(k);
         const double tol = approximate.contains(id) ? 0.25 : (p & (p - 1)) == 0 ? 0.02 : 0.21;
         EXPECT_NEAR(alg->written_share(q), sim_share, tol) << id << " p=" << p << " k=" << k;
+        // With ranks sharing CPUs (Placement), the share of its β time that written data crossing
+        // CPUs adds, on the sim with those CPUs set.
+        for (const char* mapping : {"cyclic", "block"}) {
+          const Placement* placed = placement_for_mapping(mapping, p, 2);
+          if (placed == nullptr) continue;
+          const double tx =
+              run_for_cost(*alg, p, block, written, false, 0, k, placed->cpus()).finish_time;
+          CostQuery pq = q;
+          pq.m.placement = placed;
+          // Charging fewer bytes can reorder the sim's one-port schedule so that it ends later
+          // (scan/hypercube at p = 6); the model never charges more than all written bytes.
+          const double placed_share = tb > t1 ? std::min((tx - t1) / (tb - t1), sim_share) : 0;
+          EXPECT_NEAR(alg->placed_written_share(pq), placed_share, tol)
+              << id << " p=" << p << " k=" << k << " " << mapping;
+        }
         // And the costed model charges it: β(1 + f(ω − 1)).
         q.m = written;
         EXPECT_DOUBLE_EQ(alg->costed(q).beta, kModel.beta * (1 + alg->written_share(q)));
@@ -151,6 +169,59 @@ TEST(SimCost, WrittenShareMatchesTheSim) {
     }
   }
   EXPECT_GT(checked, 100);
+}
+
+// Which ranks share a CPU (Placement): ω falls only on written data that crosses CPUs, in
+// the sim (sim::World::set_cpus) as in the model. At p = 4 on 2 CPUs recursive doubling sends
+// written data in its second step only, to the rank two apart: under the cyclic mapping (ranks
+// 0 and 2 on one CPU) it stays on its CPU, under block (0 and 1 on one CPU) it crosses. Every
+// ring message crosses under cyclic.
+TEST(Placement, WrittenAcrossFollowsWhichRanksShareACpu) {
+  const Placement* cyclic = placement_for_mapping("cyclic", 4, 2);
+  const Placement* block = placement_for_mapping("block", 4, 2);
+  ASSERT_NE(cyclic, nullptr);
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(cyclic->cpus(), (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(block->cpus(), (std::vector<int>{0, 0, 1, 1}));
+  const Algorithm& rd = *find_algorithm(Collective::allreduce, "recursive_doubling");
+  const Algorithm& ring = *find_algorithm(Collective::allreduce, "ring");
+  EXPECT_NEAR(cyclic->written_across(rd, 0), 0, 1e-9);
+  EXPECT_NEAR(block->written_across(rd, 0), 1, 1e-9);
+  EXPECT_NEAR(cyclic->written_across(ring, 0), 1, 1e-9);
+  // Rabenseifner sends n/2 of written data across under either: the halving's second step
+  // (distance 1, crossing under cyclic) and half the unwinding (distance 2 under block).
+  const Algorithm& rab = *find_algorithm(Collective::allreduce, "rabenseifner");
+  EXPECT_NEAR(cyclic->written_across(rab, 0), 0.5, 1e-9);
+  EXPECT_NEAR(block->written_across(rab, 0), 0.5, 1e-9);
+  // And the costed model charges ω on that share only.
+  CostQuery q;
+  q.n = 131072;
+  q.p = 4;
+  q.m = kModel;
+  q.m.written = 3;
+  q.m.placement = cyclic;
+  EXPECT_DOUBLE_EQ(rd.costed(q).beta, kModel.beta);
+  EXPECT_DOUBLE_EQ(rab.costed(q).beta, kModel.beta * (1 + 0.5 * rab.written_share(q) * 2));
+  q.m.placement = block;
+  EXPECT_DOUBLE_EQ(rd.costed(q).beta, kModel.beta * (1 + rd.written_share(q) * 2));
+  q.p = 8;  // a placement of other ranks than the query's: not applied
+  EXPECT_DOUBLE_EQ(rd.placed_written_share(q), rd.written_share(q));
+}
+
+// Its interning: one object per CPU vector, none where no two ranks share a CPU or one is
+// not known.
+TEST(Placement, OfCpusIsInternedAndOnlyWhereRanksShareACpu) {
+  EXPECT_EQ(placement_of({0, 1, 2, 3}), nullptr);
+  EXPECT_EQ(placement_of({0, -1, 0, 1}), nullptr);
+  EXPECT_EQ(placement_of({3}), nullptr);
+  const Placement* a = placement_of({5, 7, 5, 7});
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(placement_of({5, 7, 5, 7}), a);
+  EXPECT_NE(placement_of({5, 5, 7, 7}), a);
+  EXPECT_EQ(placement_for_mapping("cyclic", 2, 2), nullptr);  // ranks do not outnumber CPUs
+  EXPECT_EQ(placement_for_mapping("other", 4, 2), nullptr);
+  EXPECT_TRUE(a->apart(0, 1));
+  EXPECT_FALSE(a->apart(0, 2));
 }
 
 TEST(SimCost, ExchangeShareMatchesTheSim) {

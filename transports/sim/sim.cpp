@@ -49,6 +49,13 @@ World::World(int p, CostModel model, bool phantom)
   }
 }
 
+void World::set_cpus(std::vector<int> cpus) {
+  if (!cpus.empty() && cpus.size() != static_cast<std::size_t>(p_))
+    raise(Errc::invalid_argument, "sim world: " + std::to_string(cpus.size()) + " CPUs given for " +
+                                      std::to_string(p_) + " ranks");
+  cpus_ = std::move(cpus);
+}
+
 World::~World() {
   // Ops still referenced by pending events belong to finished (destroyed) tasks only if they
   // were orphaned; free those.
@@ -75,7 +82,10 @@ void World::post_send(int src, PostedOp* op) {
   if (model_.written != 1) {
     const std::size_t w = written_bytes(src, op->send_data, op->size);
     stats_.bytes_written_sent[static_cast<std::size_t>(src)] += w;
-    bytes += (model_.written - 1) * static_cast<double>(w);
+    // With CPUs set, written data costs more only when it crosses to another CPU.
+    if (cpus_.empty() ||
+        cpus_[static_cast<std::size_t>(src)] != cpus_[static_cast<std::size_t>(dst)])
+      bytes += (model_.written - 1) * static_cast<double>(w);
   }
   // An exchange: the sender receives, or the receiver sends, while this message is under way
   // (CostModel::exchange_alpha, exchange_beta). Seen as the second message of a pair is posted,

@@ -57,6 +57,10 @@ class World final : public Executor {
   [[nodiscard]] Comm& comm(int rank) { return *comms_[rank]; }
   [[nodiscard]] double now() const { return now_; }
   [[nodiscard]] const CostModel& model() const { return model_; }
+  /// The CPU each rank runs on (empty: each its own). With CPUs set, ω (CostModel::written)
+  /// is charged only to written bytes sent to a rank on another CPU: a rank reads what a
+  /// core-mate wrote from their shared cache (Placement).
+  void set_cpus(std::vector<int> cpus);
 
   /// Runs fn(comm of rank r) on every rank to completion; returns the statistics of this run
   /// (counted from the start of this run). Throws the first rank's error, or Errc::internal
@@ -118,6 +122,7 @@ class World final : public Executor {
   std::vector<std::vector<PostedOp*>> posted_;  // posted receives, in order
   std::vector<std::vector<std::unique_ptr<Message>>> unexpected_;
   std::vector<std::map<std::uintptr_t, std::uintptr_t>> written_;  // per rank: [begin, end)
+  std::vector<int> cpus_;                                          // per rank (set_cpus)
   Stats stats_;
   std::vector<bool> finished_;
   std::vector<std::exception_ptr> errors_;

@@ -1,0 +1,47 @@
+// Which ranks of a communicator share a CPU. With more ranks than cores (fabcoll-run
+// --bind-to core pins rank r to one CPU), data a rank wrote within a collective costs more
+// (CostModel::written, ω) only when it crosses to a rank on another CPU: a core-mate reads it
+// from the cache they share. Measured at p = 4 on 2 cores, 128 KiB all-reduce (README,
+// "Which ranks share a core"): under the cyclic mapping recursive doubling's written data never
+// crosses a core and took 78–89 µs, Rabenseifner's and the ring's does and took 87–143 and
+// 127–202 µs; under the block mapping it is the other way round (107–113 against 92–104 and
+// 94–121). An algorithm's written share f is then the share of its written bytes that cross
+// CPUs (Algorithm::placed_written_share).
+//
+// The interface lives here, with the algorithms; the layer that can run them on the sim
+// transport implements written_across (collectives/placement.cpp).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace fabcoll {
+
+struct Algorithm;
+
+class Placement {
+ public:
+  explicit Placement(std::vector<int> cpu) : cpu_(std::move(cpu)) {}
+  Placement(const Placement&) = delete;
+  Placement& operator=(const Placement&) = delete;
+  virtual ~Placement() = default;
+
+  /// The ranks it places: a model with this placement applies to a communicator of this size.
+  [[nodiscard]] int size() const { return static_cast<int>(cpu_.size()); }
+  [[nodiscard]] const std::vector<int>& cpus() const { return cpu_; }
+  /// Whether ranks a and b run on different CPUs.
+  [[nodiscard]] bool apart(int a, int b) const {
+    return cpu_[static_cast<std::size_t>(a)] != cpu_[static_cast<std::size_t>(b)];
+  }
+  /// Of the time alg's written data adds (ω's increment) at p = size() and k packets (0: not
+  /// pipelined), the share that falls on messages between different CPUs: by running alg on the
+  /// sim with ω charged to every written byte and to those that cross CPUs only. `strategy`:
+  /// the one a hybrid runs (CollArgs::strategy; -1: none). Cached.
+  [[nodiscard]] virtual double written_across(const Algorithm& alg, double k,
+                                              long strategy = -1) const = 0;
+
+ private:
+  std::vector<int> cpu_;
+};
+
+}  // namespace fabcoll

@@ -1,0 +1,69 @@
+#include "collectives/sim_cost.hpp"
+
+#include <memory>
+
+#include "collectives/collectives.hpp"
+
+namespace fabcoll {
+
+sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const CostModel& m,
+                        bool phantom, int root, std::size_t packets, std::vector<int> cpus,
+                        long strategy) {
+  sim::World world(p, m, phantom);
+  world.set_cpus(std::move(cpus));
+  const auto np = static_cast<std::size_t>(p);
+  const std::size_t count = bytes / 8;
+  const bool big = alg.coll == Collective::alltoall ||
+                   alg.coll == Collective::reduce_scatter_block ||
+                   alg.coll == Collective::scatter || alg.coll == Collective::gather ||
+                   alg.coll == Collective::allgather || alg.coll == Collective::alltoallv;
+  // alltoallv: uniform blocks of `count` elements, the alltoall layout.
+  std::vector<std::size_t> v_counts(np, count), v_displs(np);
+  for (std::size_t i = 0; i < np; ++i) v_displs[i] = i * count;
+  // allgatherv: uniform blocks of `count` elements, the allgather layout.
+  const bool gatherv = alg.coll == Collective::allgatherv;
+  std::vector<std::size_t> gv_counts(gatherv ? np : 0, count), gv_displs(gatherv ? np : 0);
+  for (std::size_t i = 0; i < gv_displs.size(); ++i) gv_displs[i] = i * count;
+  // In phantom mode nothing is written, so one input and one output buffer serve all ranks.
+  const std::size_t per_rank = (big || gatherv ? np : 1) * count + 1;
+  const std::size_t nbuf = phantom ? 1 : np;
+  // new double[] leaves the memory untouched: phantom runs of huge n commit no pages.
+  std::vector<std::unique_ptr<double[]>> ins(nbuf), outs(nbuf);
+  for (std::size_t i = 0; i < nbuf; ++i) {
+    ins[i].reset(new double[per_rank]);
+    outs[i].reset(new double[per_rank]);
+  }
+  std::vector<CollArgs> args(np);
+  return world.run([&](Comm& comm) {
+    const auto ur = static_cast<std::size_t>(comm.rank());
+    CollArgs& a = args[ur];
+    a.coll = alg.coll;
+    a.count = count;
+    a.elem_size = 8;
+    a.op = ReduceOp(FC_SUM, FC_DOUBLE);
+    a.root = root;
+    a.packets = packets;
+    a.strategy = strategy;
+    double* out = outs[phantom ? 0 : ur].get();
+    a.recvbuf = out;
+    a.sendbuf = ins[phantom ? 0 : ur].get();
+    if (alg.coll == Collective::allgather) a.sendbuf = out + ur * count;
+    if (gatherv) {
+      a.counts = gv_counts.data();
+      a.displs = gv_displs.data();
+      a.sendbuf = out + ur * count;
+    }
+    if (alg.coll == Collective::alltoallv) {
+      a.scounts = v_counts.data();
+      a.sdispls = v_displs.data();
+      a.counts = v_counts.data();
+      a.displs = v_displs.data();
+    }
+    if (alg.coll == Collective::allreduce || alg.coll == Collective::scan ||
+        alg.coll == Collective::exscan || alg.coll == Collective::bcast)
+      a.sendbuf = a.recvbuf;
+    return run_collective(comm, a, &alg);
+  });
+}
+
+}  // namespace fabcoll

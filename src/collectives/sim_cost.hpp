@@ -1,0 +1,22 @@
+// One algorithm run on the sim transport for its time and traffic (the cost tests, and
+// Placement::written_across): every rank calls it on buffers of `bytes` per block, the
+// collective's usual layout, input in place where the algorithm allows it.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "algorithms/registry.hpp"
+#include "transports/sim/sim.hpp"
+
+namespace fabcoll {
+
+/// Runs alg on a sim world of p ranks under m (phantom: sizes only, nothing written; cpus:
+/// the CPU of each rank, sim::World::set_cpus) with blocks of `bytes` (whole doubles: a sum
+/// over float64), root, k packets (0: from the model) and a hybrid's strategy
+/// (CollArgs::strategy; -1: from the model); returns the world's statistics.
+sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const CostModel& m,
+                        bool phantom, int root = 0, std::size_t packets = 0,
+                        std::vector<int> cpus = {}, long strategy = -1);
+
+}  // namespace fabcoll

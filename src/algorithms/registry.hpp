@@ -71,7 +71,8 @@ struct CollArgs {
   const std::size_t* displs = nullptr;
   std::size_t packets = 0;  // pipelined algorithms: packet count k (0: from the model)
   /// LAWN 29's hybrids: the strategy vector to run (bit j = S_j; the reduce takes its number of
-  /// halvings), -1: Theorem 1's under the model. Set by Placement's sim runs only.
+  /// halvings), -1: Theorem 1's under the model. The engine sets the one the algorithm was
+  /// costed with (Algorithm::strategy); Placement's sim runs force one.
   long strategy = -1;
 
   [[nodiscard]] std::size_t bytes() const { return count * elem_size; }

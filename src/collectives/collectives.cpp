@@ -206,11 +206,19 @@ namespace {
 /// calls cost a lookup instead of evaluating every cost formula (measured: 460 ns per selection
 /// at p = 2 on this machine). The v-collectives' choice depends on their count arrays: not
 /// cached.
-/// Sets args.packets for alg (pipelined algorithms only); returns whether alg runs with the
-/// link's upper segment.
+/// Sets args.packets for alg (pipelined algorithms only) and args.strategy (LAWN 29's hybrids,
+/// unless the caller forced one: the strategy it was costed with, Algorithm::strategy, which
+/// Theorem 1 under the costed model need not give back where the shares' fixed point has not
+/// settled); returns whether alg runs with the link's upper segment.
 bool apply_segment(const Comm& comm, const Algorithm& alg, CollArgs& args) {
   const SegmentChoice sc = choose_segment(comm, alg, args);
   if (alg.optimal_k != nullptr) args.packets = sc.packets;
+  if (alg.strategy != nullptr && args.strategy < 0) {
+    CostQuery q = query_for(comm, args);
+    q.m = sc.above ? comm.link().above : comm.link().below;
+    q.k = static_cast<double>(args.packets);
+    args.strategy = static_cast<long>(alg.strategy(q));
+  }
   return sc.above;
 }
 
@@ -244,6 +252,7 @@ const Algorithm& planned(Comm& comm, CollArgs& args, bool& above, const CostMode
   key.overrides = &overrides();
   if (const Comm::Plan* hit = comm.find_plan(key)) {
     args.packets = hit->packets;
+    if (args.strategy < 0) args.strategy = hit->strategy;
     above = hit->above_break;
     model = &hit->model;
     return *static_cast<const Algorithm*>(hit->algorithm);
@@ -252,6 +261,7 @@ const Algorithm& planned(Comm& comm, CollArgs& args, bool& above, const CostMode
   above = apply_segment(comm, alg, args);
   key.algorithm = &alg;
   key.packets = args.packets;
+  key.strategy = args.strategy;
   key.above_break = above;
   key.model = run_model(comm, alg, args, above);
   model = &comm.store_plan(std::move(key)).model;
@@ -547,7 +557,7 @@ Task<std::unique_ptr<Comm>> comm_split(Comm& comm, int color, int key) {
                                       comm.model(), comm.cids());
   // Both segments, as the parent selects with; its ranks' CPUs, where the parent's share some.
   LinkModel link = comm.link();
-  if (const Placement* parent = link.below.placement; parent != nullptr) {
+  if (const Placement* parent = link.below.placement; parent != nullptr && parent->size() == p) {
     std::vector<int> cpus;
     for (const Member& m : members)
       cpus.push_back(parent->cpus()[static_cast<std::size_t>(m.rank)]);

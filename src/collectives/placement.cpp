@@ -25,7 +25,10 @@ class SimPlacement final : public Placement {
   using Placement::Placement;
 
   double written_across(const Algorithm& alg, double k, long strategy) const override {
-    const long packets = k >= 1 ? std::min(std::lround(k), kMaxPackets) : 0;
+    // Not pipelined: one run whatever k the caller passes (0 or 1).
+    const long packets = alg.optimal_k != nullptr && k >= 1
+                             ? std::lround(std::min(k, static_cast<double>(kMaxPackets)))
+                             : 0;
     const std::tuple key{&alg, packets, strategy};
     {
       const std::lock_guard lock(mutex_);

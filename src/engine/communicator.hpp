@@ -68,6 +68,7 @@ class Comm {
     const void* overrides = nullptr;  // the override snapshot in force (collectives.cpp)
     const void* algorithm = nullptr;
     std::size_t packets = 0;
+    long strategy = -1;        // LAWN 29's hybrids: the strategy it runs (CollArgs::strategy)
     bool above_break = false;  // the algorithm was costed with the link's upper segment
     CostModel model;           // the model it runs with (its segment's, costed: Algorithm::costed)
     [[nodiscard]] bool same_key(const Plan& o) const {

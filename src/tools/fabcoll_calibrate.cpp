@@ -782,12 +782,12 @@ int main(int argc, char** argv) {
     const std::int32_t mine = fabcoll::pinned_cpu();
     std::vector<std::int32_t> cpus(static_cast<std::size_t>(p));
     check(fc_allgather(&mine, 1, FC_INT32, cpus.data(), 1, FC_INT32, world), "allgather");
-    // fabcoll-calibrate takes its p ranks as one node (see the layout above).
-    if (layout > 0) {
-      const std::vector<int> local(cpus.begin(), cpus.end());
-      mapping = fabcoll::cpu_mapping(local, cores);
-      placed = fabcoll::placement_of(local);
-    }
+    // fabcoll-calibrate takes its p ranks as one node (see the layout above). The placement
+    // as the engine sets it: wherever two ranks share a CPU (taskset can make that happen
+    // without more ranks than cores).
+    const std::vector<int> local(cpus.begin(), cpus.end());
+    if (layout > 0) mapping = fabcoll::cpu_mapping(local, cores);
+    placed = fabcoll::placement_of(local);
   }
   if (rank == 0 && layout > 0) {
     std::fprintf(stderr,

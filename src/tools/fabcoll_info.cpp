@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
+#include "bootstrap/node_map.hpp"
 #include "collectives/collectives.hpp"
 #include "collectives/context_info.hpp"
 #include "collectives/placement.hpp"
@@ -331,10 +332,12 @@ int main(int argc, char** argv) {
       }
     }
     if (!cls.starts_with("ofi")) model.set_single_copy(single_copy);  // as a context does
-    // Which ranks share a CPU, as fabcoll-run --map-by places them (the engine reads it from
-    // the node map): ω on the written data that crosses CPUs only.
-    if (const fabcoll::Placement* placed =
-            fabcoll::placement_for_mapping(mapping, p, static_cast<int>(cores))) {
+    // Which ranks share a CPU, as fabcoll-run --bind-to core --map-by places them from this
+    // shell (on its allowed CPUs; the engine reads them from the node map): ω on the written
+    // data that crosses CPUs only.
+    const auto allowed = static_cast<int>(fabcoll::allowed_cpus().size());
+    if (const fabcoll::Placement* placed = fabcoll::placement_for_mapping(
+            mapping, p, allowed > 0 ? allowed : static_cast<int>(cores))) {
       model.below.placement = model.above.placement = placed;
       source += "; ω on written data crossing CPUs, ranks placed " + mapping;
     }

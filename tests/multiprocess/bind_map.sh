@@ -89,10 +89,11 @@ out=$(layout_of block)
 grep -q "measured $layout, block" <<<"$out" || fail "block job does not take its entry: $out"
 out=$("$INFO" --explain allreduce 65536 --p $n --tuning "$f" --mapping block 2>&1)
 grep -q "measured $layout, block" <<<"$out" || fail "--explain --mapping block: $out"
-# Recursive doubling's written data (its later steps, partners 2, 4, … apart) stays on a CPU
-# under cyclic (rank r and r + C share one) and crosses under block: its written share f.
+# 4 ranks on the two CPUs: recursive doubling's written data (its second step, partners 2
+# apart) stays on a CPU under cyclic (ranks r and r + 2 share one) and crosses under block:
+# its written share f. --explain places the ranks on this shell's allowed CPUs.
 written_of() {  # written_of MAP: recursive doubling's 'written' column at 128 KiB
-  "$INFO" --explain allreduce 131072 --p $n --tuning "$f" --mapping "$1" 2>&1 |
+  taskset -c "$cpus" "$INFO" --explain allreduce 131072 --p 4 --tuning "$f" --mapping "$1" 2>&1 |
     awk '$1 == "recursive_doubling" { print $5 }'
 }
 [[ $(written_of cyclic) == 0.000 ]] || fail "cyclic: recursive doubling written $(written_of cyclic)"

@@ -201,6 +201,9 @@ std::vector<double> pingpong_sizes(bool quick) {
 /// The ping-pong after the validation against the one before (median ratio over the sizes):
 /// outside [1/kDriftHigh, kDriftHigh] the machine changed speed during the run.
 constexpr double kDriftHigh = 1.25;
+/// The written-data probe (written_probe) after the validation against the one before: outside
+/// [1/kProbeHigh, kProbeHigh] the cost of written data changed during the run.
+constexpr double kProbeHigh = 1.25;
 
 /// The smallest size at which ω is measured: below it a message's time is mostly α.
 constexpr double kWrittenFrom = 16384;
@@ -480,6 +483,66 @@ SendCosts measure_send_costs(fc_comm_t world, int rank, int p, bool all_pairs, b
   double sum[2] = {};
   check(fc_allreduce(mine, sum, 2, FC_DOUBLE, FC_SUM, world), "allreduce");
   return {sum[0], sum[1]};
+}
+
+/// Written data across CPUs: the time of a round trip of 128 KiB messages whose senders have
+/// just written them, over one whose senders wrote another buffer of the same size (the same
+/// work, the message itself untouched), between rank 0 and the first rank on another CPU (rank
+/// 1 when no CPU is shared); the other ranks wait in a barrier. This is what the VM's slow mode
+/// slows (README, "Which ranks share a core"): a model fitted in one mode predicts the other
+/// badly, and the ping-pong of untouched data does not see the change. p = 2 binomial bcasts
+/// on a pair communicator, as the ping-pong; 8 round trips a batch, the variants alternating,
+/// the median ratio over the batches. Every rank returns the same value (1 at p = 1).
+double written_probe(fc_comm_t world, int rank, int p, const fabcoll::Placement* placed,
+                     bool quick) {
+  if (p < 2) return 1;
+  int partner = 1;
+  if (placed != nullptr && placed->size() == p)
+    for (int r = 1; r < p; ++r)
+      if (placed->apart(0, r)) {
+        partner = r;
+        break;
+      }
+  const bool in_pair = rank == 0 || rank == partner;
+  fc_comm_t pair = FC_COMM_NULL;
+  check(fc_comm_split(world, in_pair ? 0 : FC_UNDEFINED, rank, &pair), "split");
+  double ratio = 0;
+  if (pair != FC_COMM_NULL) {
+    constexpr std::size_t kBytes = 131072;
+    const Force force(Collective::bcast, "binomial", 0);  // at p = 2: exactly one send
+    std::vector<std::byte> out(kBytes, std::byte{1}), other(kBytes, std::byte{1}),
+        in(kBytes, std::byte{0});
+    const int me = rank == 0 ? 0 : 1;
+    unsigned char stamp = 2;
+    // One batch: 8 round trips; each sender writes `out` (written) or `other` (untouched)
+    // right before it sends `out`.
+    const auto batch = [&](bool written) {
+      check(fc_barrier(pair), "barrier");
+      const double t0 = now();
+      for (int i = 0; i < 8; ++i) {
+        for (int root = 0; root < 2; ++root) {
+          if (me == root) std::memset(written ? out.data() : other.data(), stamp++, kBytes);
+          check(fc_bcast(me == root ? out.data() : in.data(), kBytes, FC_BYTE, root, pair),
+                "bcast");
+        }
+      }
+      return now() - t0;
+    };
+    std::vector<double> ratios;
+    for (int b = 0; b < (quick ? 9 : 21); ++b) {
+      const double w = batch(true);
+      const double u = batch(false);
+      if (b > 0 && u > 0) ratios.push_back(w / u);  // the first: warm-up
+    }
+    ratio = median(ratios);
+    check(fc_comm_free(&pair), "comm_free");
+  }
+  if (in_pair)
+    check(fc_barrier(world), "barrier");
+  else
+    idle_barrier(world);
+  check(fc_bcast(&ratio, 1, FC_DOUBLE, 0, world), "bcast");
+  return ratio;
 }
 
 struct GammaPoint {
@@ -828,6 +891,8 @@ int main(int argc, char** argv) {
   const bool gap_written = !(pull > 0 && static_cast<double>(gap_bytes) >= pull);
   const SendCosts sc = measure_send_costs(world, rank, p, layout > 0, quick, gap_bytes);
   const double o_measured = sc.o;
+  // 1c: written data across CPUs, timed again after the validation (5b).
+  const double probe_before = written_probe(world, rank, p, placed, quick);
   tuning::TuningFile file;
   file.created = utc_now();
   const char* prov = std::getenv("FABCOLL_PROVIDER");
@@ -1134,6 +1199,12 @@ int main(int argc, char** argv) {
     if (!ratios.empty()) drift = median(ratios);
   }
   const bool drifted = drift > kDriftHigh || drift < 1 / kDriftHigh;
+  // The written-data probe again: its change is the VM's slow mode coming or going, which the
+  // ping-pong of untouched data above does not see.
+  const double probe_after =
+      no_validate ? probe_before : written_probe(world, rank, p, placed, quick);
+  const double probe_change = probe_before > 0 ? probe_after / probe_before : 1;
+  const bool probe_moved = probe_change > kProbeHigh || probe_change < 1 / kProbeHigh;
 
   // Summary (rank 0).
   int rc = 0;
@@ -1161,6 +1232,7 @@ int main(int argc, char** argv) {
     v["median_abs_rel_error"] = med_err;
     v["max_regret"] = max_regret;
     v["pingpong_drift"] = drift;
+    v["written_probe"] = {{"before", probe_before}, {"after", probe_after}};
     v["regret_by_size"] = regrets;
     v["seconds"] = prog.elapsed();
     nlohmann::json rows = nlohmann::json::array();
@@ -1227,6 +1299,17 @@ int main(int argc, char** argv) {
                      "run, and the errors above include that; calibrate again on a quiet "
                      "machine\n",
                      drift);
+      std::printf(
+          "written data across CPUs (128 KiB round trip, written / untouched): x%.2f before the "
+          "fit, x%.2f after the validation\n",
+          probe_before, probe_after);
+      if (probe_moved)
+        std::fprintf(stderr,
+                     "fabcoll-calibrate: warning: written data across CPUs cost x%.2f as much "
+                     "after the validation as before the fit: the machine changed how fast a "
+                     "core reads what another just wrote, and the errors and regrets above "
+                     "include that; calibrate again\n",
+                     probe_change);
     }
 
     std::string err;
@@ -1349,6 +1432,10 @@ int main(int argc, char** argv) {
          << "** the time of the first (median over the sizes)"
          << (drifted ? ": the machine changed speed during the run, and the errors include that."
                      : ".")
+         << " Written data across CPUs (a 128 KiB round trip of just-written against untouched "
+         << "messages): **x" << fmt("%.2f", probe_before) << "** before the fit, **x"
+         << fmt("%.2f", probe_after) << "** after the validation"
+         << (probe_moved ? ": the cost of written data changed during the run." : ".")
          << "\n\n"
          << "| collective | algorithm | bytes | predicted (µs) | measured (µs) | error | |\n"
          << "| --- | --- | --- | --- | --- | --- | --- |\n";

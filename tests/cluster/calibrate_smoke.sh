@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fabcoll-calibrate --quick under fabcoll-run: it must write a tuning file that fabcoll-info
-# --tuning accepts without a notice, and a report with the summary, CSV data and (when
-# matplotlib is installed) the plots.
+# --tuning accepts without a notice, a report with the summary, CSV data and (when
+# matplotlib is installed) the plots, and the written-data probe (written_probe).
 #   calibrate_smoke.sh FABCOLL_RUN FABCOLL_CALIBRATE FABCOLL_INFO P [fabcoll-run options...]
 set -euo pipefail
 run=$1 cal=$2 info=$3 p=$4
@@ -11,6 +11,14 @@ trap 'rm -rf "$work"' EXIT
 "$run" -n "$p" "$@" -- "$cal" --quick -o "$work/tuning.json" --report "$work/report" >"$work/out" 2>"$work/err" || {
   cat "$work/out" "$work/err"; exit 1; }
 grep -q "median |predicted - measured| / measured" "$work/out"
+# The written-data probe, printed and in the validation summary, before and after (> 0).
+grep -Eq "^written data across CPUs .*: x[0-9.]+ before the fit, x[0-9.]+ after the validation" "$work/out" ||
+  { echo "no written-data probe line"; cat "$work/out"; exit 1; }
+python3 -c '
+import json, sys
+w = json.load(open(sys.argv[1]))["validation"]["written_probe"]
+sys.exit(0 if w["before"] > 0 and w["after"] > 0 else 1)' "$work/tuning.json" ||
+  { echo "no written_probe in the validation summary"; exit 1; }
 for f in tuning.json summary.md pingpong.csv validation.csv gamma.csv; do
   test -s "$work/report/$f" || { echo "missing report/$f"; exit 1; }
 done

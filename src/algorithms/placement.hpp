@@ -5,14 +5,16 @@
 // "Which ranks share a core"): under the cyclic mapping recursive doubling's written data never
 // crosses a core and took 78–89 µs, Rabenseifner's and the ring's does and took 87–143 and
 // 127–202 µs; under the block mapping it is the other way round (107–113 against 92–104 and
-// 94–121). An algorithm's written share f is then the share of its written bytes that cross
-// CPUs (Algorithm::placed_written_share).
+// 94–121). An algorithm's written share f is then scaled by the share of its written data's
+// time that falls on messages between CPUs, measured on the sim (written_across,
+// Algorithm::placed_written_share).
 //
 // The interface lives here, with the algorithms; the layer that can run them on the sim
 // transport implements written_across (collectives/placement.cpp).
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace fabcoll {

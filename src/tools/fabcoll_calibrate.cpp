@@ -1435,8 +1435,7 @@ int main(int argc, char** argv) {
          << " Written data across CPUs (a 128 KiB round trip of just-written against untouched "
          << "messages): **x" << fmt("%.2f", probe_before) << "** before the fit, **x"
          << fmt("%.2f", probe_after) << "** after the validation"
-         << (probe_moved ? ": the cost of written data changed during the run." : ".")
-         << "\n\n"
+         << (probe_moved ? ": the cost of written data changed during the run." : ".") << "\n\n"
          << "| collective | algorithm | bytes | predicted (µs) | measured (µs) | error | |\n"
          << "| --- | --- | --- | --- | --- | --- | --- |\n";
       for (const auto& me : results)

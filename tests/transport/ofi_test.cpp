@@ -417,6 +417,68 @@ TEST_P(OfiConformance, EagerSizesAroundTheHeaderAndInjectSizes) {
   });
 }
 
+// A small send goes out by fi_tinject with no op at all (Transport::send_now, what
+// Channel::send tries first): the bytes arrive intact and in order with sends that were posted,
+// and what it cannot take (too large for inject, a bad peer) is left to post_send.
+TEST_P(OfiConformance, SmallSendsNeedNoOp) {
+  run_world(options(), 2, [&](RankCtx& c) {
+    const int peer = 1 - c.rank;
+    {  // connect first: a provider may refuse injects (busy) while it sets up the connection
+      std::byte a{}, b{};
+      std::vector<Transfer> ts;
+      ts.push_back(recv(c, peer, 499, &a, 1));
+      ts.push_back(send(c, peer, 499, &b, 1));
+      ASSERT_TRUE(wait_all(c, ts));
+    }
+    const std::vector<std::size_t> sizes = {0, 1, 8, 32, 100};
+    std::vector<std::vector<std::byte>> in;
+    std::vector<Transfer> recvs;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {  // twice each size on one tag: order
+      for (int twice = 0; twice < 2; ++twice) {
+        in.emplace_back(sizes[i] + 8, std::byte{0xee});
+        recvs.push_back(recv(c, peer, 500, in.back().data(), sizes[i]));
+      }
+    }
+    progress_barrier(c, "now-posted");
+    const ofi::Stats before = c.ep.stats();
+    std::vector<std::vector<std::byte>> out;
+    std::vector<Transfer> posted;
+    std::size_t taken = 0;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      out.push_back(make_payload(c.rank, 2 * i, sizes[i]));
+      // the first of each pair by send_now where it can, the second always posted
+      if (c.ep.send_now(peer, 500, out.back().data(), sizes[i])) {
+        ++taken;
+      } else {
+        posted.push_back(send(c, peer, 500, out.back().data(), sizes[i]));
+      }
+      out.push_back(make_payload(c.rank, 2 * i + 1, sizes[i]));
+      posted.push_back(send(c, peer, 500, out.back().data(), sizes[i]));
+    }
+    EXPECT_GE(taken, 4u) << "0 to 32 bytes fit every provider's inject size";
+    EXPECT_GE(c.ep.stats().inline_messages - before.inline_messages, taken);
+    EXPECT_LE(c.ep.live_requests(), recvs.size() + posted.size());  // none for send_now's
+    // Not taken: larger than any inject size, a peer out of range, the reserved tag bit.
+    const std::vector<std::byte> big(8192);
+    EXPECT_FALSE(c.ep.send_now(peer, 501, big.data(), big.size()));
+    EXPECT_FALSE(c.ep.send_now(2, 501, big.data(), 8));
+    EXPECT_FALSE(c.ep.send_now(-1, 501, big.data(), 8));
+    if (c.ep.describe().find("tag bit 63") != std::string::npos) {  // reserved for the RTS
+      EXPECT_FALSE(c.ep.send_now(peer, std::uint64_t{1} << 63, big.data(), 8));
+    }
+    ASSERT_TRUE(wait_all(c, posted));
+    ASSERT_TRUE(wait_all(c, recvs));
+    for (std::size_t j = 0; j < recvs.size(); ++j) {
+      const std::size_t n = sizes[j / 2];
+      ASSERT_EQ(error_of(recvs[j]), Errc::success) << recvs[j].op()->message;
+      EXPECT_EQ(recvs[j].received(), n);
+      EXPECT_TRUE(check_payload(in[j].data(), peer, j, n)) << "message " << j << ", " << n << " B";
+      for (std::size_t k = n; k < in[j].size(); ++k) ASSERT_EQ(in[j][k], std::byte{0xee});
+    }
+    progress_barrier(c, "now-done");
+  });
+}
+
 // With the rendezvous switched off (the path for providers without RMA) every size goes eager
 // and the provider moves large messages by its own protocol.
 TEST_P(OfiConformance, EagerOnlyCarriesEverySize) {

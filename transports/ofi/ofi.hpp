@@ -122,6 +122,7 @@ class Endpoint final : public Transport {
 
   [[nodiscard]] const char* name() const override { return "ofi"; }
   void post_send(PostedOp* op) override;
+  bool send_now(int peer, std::uint64_t tag, const std::byte* data, std::size_t size) override;
   void post_recv(PostedOp* op) override;
   void cancel(PostedOp* op) override;
   bool progress() override;

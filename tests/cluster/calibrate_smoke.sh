@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # fabcoll-calibrate --quick under fabcoll-run: it must write a tuning file that fabcoll-info
 # --tuning accepts without a notice, a report with the summary, CSV data and (when
-# matplotlib is installed) the plots, and the written-data probe (written_probe).
+# matplotlib is installed) the plots, and the written-data probe (written_probe). Its first
+# attempt is counted as disturbed (FABCOLL_CALIBRATE_TEST_DISTURB=1) with --retries 1: the
+# calibration must run again once, and say so.
 #   calibrate_smoke.sh FABCOLL_RUN FABCOLL_CALIBRATE FABCOLL_INFO P [fabcoll-run options...]
 set -euo pipefail
 run=$1 cal=$2 info=$3 p=$4
 shift 4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$run" -n "$p" "$@" -- "$cal" --quick -o "$work/tuning.json" --report "$work/report" >"$work/out" 2>"$work/err" || {
+FABCOLL_CALIBRATE_TEST_DISTURB=1 "$run" -n "$p" "$@" -- "$cal" --quick --retries 1 \
+  -o "$work/tuning.json" --report "$work/report" >"$work/out" 2>"$work/err" || {
   cat "$work/out" "$work/err"; exit 1; }
 grep -q "median |predicted - measured| / measured" "$work/out"
 # The written-data probe, printed and in the validation summary, before and after (> 0).
@@ -19,6 +22,16 @@ import json, sys
 w = json.load(open(sys.argv[1]))["validation"]["written_probe"]
 sys.exit(0 if w["before"] > 0 and w["after"] > 0 else 1)' "$work/tuning.json" ||
   { echo "no written_probe in the validation summary"; exit 1; }
+# The retry: announced, counted in the output, the summary and the report.
+grep -q "attempt 1: the machine changed speed during the run" "$work/err" ||
+  { echo "no retry announced"; cat "$work/err"; exit 1; }
+grep -q "^attempts: 2 " "$work/out" || { echo "no 'attempts: 2' line"; cat "$work/out"; exit 1; }
+python3 -c '
+import json, sys
+sys.exit(0 if json.load(open(sys.argv[1]))["validation"]["attempts"] == 2 else 1)' \
+  "$work/tuning.json" || { echo "attempts != 2 in the validation summary"; exit 1; }
+grep -q "This was attempt 2" "$work/report/summary.md" ||
+  { echo "report does not name the attempt"; exit 1; }
 for f in tuning.json summary.md pingpong.csv validation.csv gamma.csv; do
   test -s "$work/report/$f" || { echo "missing report/$f"; exit 1; }
 done

@@ -213,6 +213,8 @@ constexpr double kDriftHigh = 1.25;
 /// The written-data probe (written_probe) after the validation against the one before: outside
 /// [1/kProbeHigh, kProbeHigh] the cost of written data changed during the run.
 constexpr double kProbeHigh = 1.25;
+/// --quick finishes within this many seconds: no retry that would take it past them.
+constexpr double kQuickSeconds = 110;
 
 /// The smallest size at which ω is measured: below it a message's time is mostly α.
 constexpr double kWrittenFrom = 16384;
@@ -916,6 +918,7 @@ int main(int argc, char** argv) {
   const int test_disturbed = disturb_env != nullptr ? std::atoi(disturb_env) : 0;
   int attempt = 1;
   for (;; ++attempt) {
+    const double attempt_start = prog.elapsed();
     if (attempt > 1) {
       prog.new_attempt(attempt);
       pp = PingPong{};
@@ -1249,13 +1252,24 @@ int main(int argc, char** argv) {
     // FABCOLL_CALIBRATE_TEST_DISTURB=N (tests): the first N attempts count as disturbed.
     const bool forced = attempt <= test_disturbed;
     if (!(drifted || probe_moved || forced) || attempt > retries) break;
+    // --quick stays under kQuickSeconds: another attempt as long as this one must fit (a
+    // forced one always runs: the test's load must not decide). Rank 0 decides (the ranks'
+    // clocks differ a little), all follow.
+    const double took = prog.elapsed() - attempt_start;
+    std::int32_t again = forced || !quick || prog.elapsed() + took <= kQuickSeconds ? 1 : 0;
+    check(fc_bcast(&again, 1, FC_INT32, 0, world), "bcast");
     if (rank == 0)
       std::fprintf(stderr,
                    "fabcoll-calibrate: attempt %d: the machine changed speed during the run "
                    "(ping-pong after the validation x%.2f the one before, written data across "
-                   "CPUs x%.2f%s); measuring again (%d of --retries %d)\n",
+                   "CPUs x%.2f%s); %s\n",
                    attempt, drift, probe_change, forced ? ", FABCOLL_CALIBRATE_TEST_DISTURB" : "",
-                   attempt, retries);
+                   again != 0 ? ("measuring again (" + std::to_string(attempt) + " of --retries " +
+                                 std::to_string(retries) + ")")
+                                    .c_str()
+                              : "not measuring again: another attempt would take --quick past "
+                                "its time limit");
+    if (again == 0) break;
   }  // attempts
 
   // Summary (rank 0).

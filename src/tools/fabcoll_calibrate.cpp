@@ -1249,16 +1249,18 @@ int main(int argc, char** argv) {
     probe_after = no_validate ? probe_before : written_probe(world, rank, p, placed, quick);
     probe_change = probe_before > 0 ? probe_after / probe_before : 1;
     probe_moved = probe_change > kProbeHigh || probe_change < 1 / kProbeHigh;
-    // FABCOLL_CALIBRATE_TEST_DISTURB=N (tests): the first N attempts count as disturbed.
+    // Whether to measure again: rank 0 decides, all follow (one broadcast per attempt: the
+    // ranks' clocks differ a little, and nothing else may tell them apart here). Without a
+    // validation there is nothing to compare. FABCOLL_CALIBRATE_TEST_DISTURB=N (tests): the
+    // first N attempts count as disturbed. --quick stays under kQuickSeconds: another attempt
+    // as long as this one must fit (a forced one always runs: the test's load must not decide).
     const bool forced = attempt <= test_disturbed;
-    if (!(drifted || probe_moved || forced) || attempt > retries) break;
-    // --quick stays under kQuickSeconds: another attempt as long as this one must fit (a
-    // forced one always runs: the test's load must not decide). Rank 0 decides (the ranks'
-    // clocks differ a little), all follow.
+    const bool disturbed = !no_validate && (drifted || probe_moved || forced);
     const double took = prog.elapsed() - attempt_start;
-    std::int32_t again = forced || !quick || prog.elapsed() + took <= kQuickSeconds ? 1 : 0;
+    const bool in_time = forced || !quick || prog.elapsed() + took <= kQuickSeconds;
+    std::int32_t again = disturbed && attempt <= retries && in_time ? 1 : 0;
     check(fc_bcast(&again, 1, FC_INT32, 0, world), "bcast");
-    if (rank == 0)
+    if (rank == 0 && disturbed && attempt <= retries)
       std::fprintf(stderr,
                    "fabcoll-calibrate: attempt %d: the machine changed speed during the run "
                    "(ping-pong after the validation x%.2f the one before, written data across "

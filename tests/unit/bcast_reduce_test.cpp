@@ -200,13 +200,19 @@ TEST(BcastReduce, BcastPipelinedBinaryTreeWithinLemma13_2) {
       for (const std::size_t per_packet : {8u, 800u}) {
         const std::size_t bytes = k * per_packet;
         const double n = double(bytes);
-        const double bound =
-            (2 * L + 3 * (double(k) - 1)) * (kModel.alpha + kModel.beta * n / double(k));
-        const double edge = double(k) * (kModel.alpha + kModel.beta * n / double(k));
-        EXPECT_EQ(alg.cost(query(n, p, double(k))), p == 1 ? 0.0 : p == 2 ? edge : bound);
+        const double tau = kModel.alpha + kModel.beta * n / double(k);
+        const double bound = (2 * L + 3 * (double(k) - 1)) * tau;
+        // Exact on the model: 2 steps per packet (the receive overlaps the two sends) and
+        // d = 2L - 3 (p < 1.5·2^L) or 2L - 2 more; p = 2: one edge, k steps.
+        const double d = 2.0 * L - (2 * p < 3 * (1 << L) ? 3 : 2);
+        const double exact = p == 1 ? 0.0 : p == 2 ? double(k) * tau : (2 * double(k) + d) * tau;
+        EXPECT_EQ(alg.cost(query(n, p, double(k))), exact) << "p=" << p << " k=" << k;
+        EXPECT_LE(exact, p == 2 ? double(k) * tau : bound) << "p=" << p << " k=" << k;
         for (const int root : {0, p / 2, p - 1}) {
           const sim::Stats st = run_for_cost(alg, p, bytes, kModel, false, root, k);
           EXPECT_LE(st.finish_time, bound) << "p=" << p << " k=" << k << " n=" << bytes;
+          EXPECT_EQ(st.finish_time, exact)
+              << "p=" << p << " k=" << k << " n=" << bytes << " root=" << root;
           // the first packet needs L hops at least
           EXPECT_GE(st.finish_time, L * (kModel.alpha + kModel.beta * n / double(k)));
           EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p - 1) * k);

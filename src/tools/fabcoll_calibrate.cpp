@@ -823,7 +823,8 @@ int main(int argc, char** argv) {
                  "when the machine changed speed during a calibration (the ping-pong after the "
                  "validation, or the written-data probe, moved by more than 1.25 times), "
                  "measure, fit and validate again, at most this many times (default 2); the "
-                 "last attempt is kept")
+                 "last attempt is kept, or where the machine changed during every one, the one "
+                 "where it changed least")
       ->check(CLI::Range(0, 10));
   CLI11_PARSE(app, argc, argv);
 
@@ -896,7 +897,8 @@ int main(int argc, char** argv) {
   const double written_from =
       std::max(kWrittenFrom, link == "shm" ? fabcoll::shm::pull_bytes_from_environment() : 0.0);
   const double pull = link == "shm" ? fabcoll::shm::pull_bytes_from_environment() : 0.0;
-  // What an attempt measures, fits and validates; the summary and the report show the last.
+  // What an attempt measures, fits and validates; the summary and the report show the one
+  // kept (the last, unless every attempt was disturbed: see below).
   PingPong pp;
   tuning::TuningFile file;
   std::vector<std::pair<std::string, tuning::Point>> gamma_pts;

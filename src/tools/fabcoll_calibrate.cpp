@@ -650,6 +650,12 @@ tuning::PacketChoice packet_choice(const Algorithm& alg, double n, int p,
   return tuning::segment_k(alg, n, p, lm.below, lm.above, lm.break_bytes);
 }
 
+/// A tuple of references as a tuple of values (a copy of what they refer to).
+template <class... T>
+std::tuple<T...> values_of(const std::tuple<T&...>& refs) {
+  return refs;
+}
+
 struct Measured {
   std::string coll, alg;
   double n = 0, predicted = 0, measured = 0;
@@ -921,21 +927,12 @@ int main(int argc, char** argv) {
   const int test_disturbed = disturb_env != nullptr ? std::atoi(disturb_env) : 0;
   // Where every attempt was disturbed, the one whose machine changed least is kept: how much
   // it changed, max(|ln drift|, |ln probe change|), is the same number on every rank.
-  struct Snapshot {
-    PingPong pp;
-    tuning::TuningFile file;
-    std::vector<std::pair<std::string, tuning::Point>> gamma_pts;
-    tuning::LinkParams lp, pairs_lp;
-    double barrier_time;
-    std::vector<tuning::CostPoint> train;
-    std::vector<std::string> train_names;
-    std::map<Collective, std::vector<tuning::CrossoverSegment>> tables;
-    std::vector<Measured> results;
-    double drift;
-    bool drifted;
-    double probe_before, probe_after, probe_change;
-    bool probe_moved;
+  // An attempt's state as references (assignable from a snapshot of values).
+  const auto state = [&] {
+    return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier_time, train, train_names, tables,
+                    results, drift, drifted, probe_before, probe_after, probe_change, probe_moved);
   };
+  using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
   double least_change = 0;
   int kept = 1;  // the attempt reported
@@ -1283,10 +1280,7 @@ int main(int argc, char** argv) {
     const double change =
         forced ? HUGE_VAL : std::max(std::abs(std::log(drift)), std::abs(std::log(probe_change)));
     if (disturbed && (!least_changed || change < least_change)) {
-      least_changed =
-          Snapshot{pp,           file,        gamma_pts,    lp,         pairs_lp, barrier_time,
-                   train,        train_names, tables,       results,    drift,    drifted,
-                   probe_before, probe_after, probe_change, probe_moved};
+      least_changed = values_of(state());
       least_change = change;
       kept = attempt;
     }
@@ -1312,23 +1306,7 @@ int main(int argc, char** argv) {
   if (!last_disturbed || kept == attempt) {
     kept = attempt;
   } else {
-    Snapshot& b = *least_changed;
-    pp = std::move(b.pp);
-    file = std::move(b.file);
-    gamma_pts = std::move(b.gamma_pts);
-    lp = b.lp;
-    pairs_lp = b.pairs_lp;
-    barrier_time = b.barrier_time;
-    train = std::move(b.train);
-    train_names = std::move(b.train_names);
-    tables = std::move(b.tables);
-    results = std::move(b.results);
-    drift = b.drift;
-    drifted = b.drifted;
-    probe_before = b.probe_before;
-    probe_after = b.probe_after;
-    probe_change = b.probe_change;
-    probe_moved = b.probe_moved;
+    state() = std::move(*least_changed);
   }
 
   // Summary (rank 0).

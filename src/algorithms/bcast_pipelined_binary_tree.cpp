@@ -6,8 +6,9 @@
 // On the model (a rank receives while it sends, one message at a time each way) the receive
 // overlaps the sends, and the time is exactly
 //   T = (2k + d(p)) (α + βn/k),  d(p) = 2L - 3 for p < 1.5·2^L, else 2L - 2   (p ≥ 3)
-// (measured on the sim for p = 3 … 64, k = 1 … 16, every root: the cost this file uses, so that
-// a prediction is what runs, as at p = 2 where the tree is one edge and T = k(α + βn/k));
+// (equal to the sim for p = 3 … 64, k = 1, 2, 3, 5, 8, 16, roots 0, p/2, p - 1: the cost this
+// file uses, so that a prediction is what runs, as at p = 2 where the tree is one edge and
+// T = k(α + βn/k));
 //   k* = sqrt(d βn / 2α).
 // Preconditions: none (any p, any root). The message is cut into k packets on element
 // boundaries (the first count mod k packets one element longer), k = args.packets.

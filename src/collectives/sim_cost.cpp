@@ -1,7 +1,13 @@
 #include "collectives/sim_cost.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 
+#include "algorithms/sim_steps.hpp"
 #include "collectives/collectives.hpp"
 
 namespace fabcoll {
@@ -64,6 +70,45 @@ sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const Co
       a.sendbuf = a.recvbuf;
     return run_collective(comm, a, &alg);
   });
+}
+
+namespace {
+// One run at k packets of one element each (β = 0: the size does not matter). Cached; the lock
+// is not held while the sim runs (it may cost other algorithms, which may ask for steps too).
+double steps_at(const Algorithm& alg, int p, std::size_t k) {
+  using Key = std::tuple<const Algorithm*, int, std::size_t>;
+  static std::mutex mu;
+  static std::map<Key, double> cache;
+  const Key key{&alg, p, k};
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  CostModel unit;
+  unit.alpha = 1;
+  unit.beta = 0;
+  unit.gamma = 0;
+  const double t = run_for_cost(alg, p, 8 * k, unit, true, 0, k).finish_time;
+  const std::lock_guard<std::mutex> lock(mu);
+  cache.emplace(key, t);
+  return t;
+}
+}  // namespace
+
+double sim_steps(const Algorithm& alg, int p, double k_in) {
+  const double k = std::max(1.0, std::round(k_in));
+  if (k <= static_cast<double>(kSimStepsExactK))
+    return steps_at(alg, p, static_cast<std::size_t>(k));
+  // Linear between runs at the powers of two around k (the last segment beyond the top), one
+  // more for odd k: with an odd count the two trees carry unequal shares, and the steps of
+  // odd and even k can lie on two lines (the two-tree all-reduce at p = 29: k + 8 at even k,
+  // about 1.5k at odd).
+  std::size_t lo = kSimStepsExactK;
+  while (2 * lo < kSimStepsTopK && static_cast<double>(2 * lo) <= k) lo *= 2;
+  const std::size_t odd = std::fmod(k, 2.0) == 1 ? 1 : 0;
+  const double a = steps_at(alg, p, lo + odd);
+  const double b = steps_at(alg, p, 2 * lo + odd);
+  return a + (k - static_cast<double>(lo + odd)) * (b - a) / static_cast<double>(lo);
 }
 
 }  // namespace fabcoll

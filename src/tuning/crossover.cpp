@@ -82,6 +82,10 @@ PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& b
   const double at = std::max(1.0, std::floor(n / break_bytes));  // packets >= break_bytes
   add(at, true);
   if (at + 1 <= max_k) add(at + 1, false);  // packets < break_bytes
+  // And the next count on each side: costs taken from the sim's steps can differ between odd
+  // and even k (algorithms/sim_steps.hpp), so the count next to the break may be the worse one.
+  if (at >= 2) add(at - 1, true);
+  if (at + 2 <= max_k) add(at + 2, false);
   PacketChoice best = cands.front();
   double best_cost = std::numeric_limits<double>::infinity();
   for (const PacketChoice& c : cands) {

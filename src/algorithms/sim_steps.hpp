@@ -1,0 +1,30 @@
+// Message steps of an algorithm on the sim transport: the cost of a pipelined algorithm whose
+// text gives only a bound and whose exact count on the model has no closed form we found (the
+// two-tree all-reduce: its reduce phase's steps depend on where rank 0 sits in the two trees,
+// 1.25–1.5 per packet at even p, 1 at odd p, plus a fill that is irregular in p).
+//
+// The interface lives here, with the algorithms; the layer that can run them on the sim
+// transport implements it (collectives/sim_cost.cpp), as for Placement::written_across.
+#pragma once
+
+#include <cstddef>
+
+namespace fabcoll {
+
+struct Algorithm;
+
+/// The largest p at which costs use sim_steps (above it: the algorithm's bound). A run of
+/// the two-tree all-reduce at p = 32 takes about 5 ms at 64 packets, 60 ms at 512.
+inline constexpr int kSimStepsMaxP = 32;
+/// Packet counts up to this are run as they are; above it sim_steps interpolates between runs
+/// at powers of two up to kSimStepsTopK (odd k: at those plus one), and extrapolates the last
+/// segment beyond.
+inline constexpr std::size_t kSimStepsExactK = 64;
+inline constexpr std::size_t kSimStepsTopK = 512;
+
+/// alg's finishing time on the sim at unit message time (α = 1, β = γ = 0, o = α): p ranks,
+/// root 0, k packets (rounded, at least 1): the message steps of its critical path. Cached per
+/// (alg, p, k) for the life of the process; thread-safe.
+double sim_steps(const Algorithm& alg, int p, double k);
+
+}  // namespace fabcoll

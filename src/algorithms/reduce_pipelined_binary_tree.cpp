@@ -3,8 +3,9 @@
 //   communication (γ = 0):  T ≤ (2L + 3(k-1))(α + β⌈n/k⌉)          (Lemma 13.4)
 //   with combining:         T ≤ (2L + 3(k-1))(α + (β + 2γ)⌈n/k⌉)
 //     (the proof's step grows by the two combines x ⊗ m ⊗ z done before each send)
-//   L = tree height ≤ ⌈log p⌉ for any root (Exercise 13.3); the formula uses L = ⌈log p⌉.
-//   k* = √((β + 2γ)n(2L - 3) / 3α) when that is ≥ 2, else 1 (Lemma 13.2's optimum, β → β + 2γ).
+//   L = tree height ≤ ⌈log p⌉ for any root (Exercise 13.3).
+//   Cost: the time on the model, found on the sim (see cost_k below): the lemma counts an
+//   inner node's two receives and its send one after another; the receives overlap the send.
 // Preconditions: none; non-commutative operators keep rank order because the tree is numbered
 // in order: the left subtree holds the ranks below this one, the right subtree those above,
 // so each packet is sent up as x ⊗ m ⊗ z. Packets are cut on element boundaries.
@@ -17,6 +18,7 @@
 //   left child ──x_i──┐            for every packet i: receive x_i (left) and z_i (right),
 //                     ├─ x_i ⊗ m_i ⊗ z_i ──→ parent     combine, send; all receives are
 //   right child ─z_i──┘                                  posted at once
+#include <algorithm>
 #include <cmath>
 
 #include "algorithms/algorithms.hpp"
@@ -91,25 +93,59 @@ Task<> run_reduce_pipelined_binary_tree(Channel& ch, const CollArgs& a) {
   return reduce_pipelined_binary_tree(ch, bytes_of(a.sendbuf, a.bytes()), out, a.op, a.elem_size,
                                       a.packets, a.root);
 }
-double cost(const CostQuery& q) {
+// The time at root 0 on the model (p ≥ 4; found on the sim, as the broadcast's): with
+// τ = α + βs and g = γs, T = 2(k − 1)max(τ, g) + (d + 2)τ + c·g. An inner node receives two
+// packets and combines them per packet, the receives overlapping the combines and the send;
+// d = 2L − 3 for p < 1.5·2^L else 2L − 2 (L = ⌊log p⌋), the broadcast's fill; c = L, resp.
+// L + 1, the combines on the slowest path. p = 3 (a chain from root 0): 2τ + 2g + (k − 1)
+// max(τ, g). On the sim (p = 3 … 64, roots 0 and p − 1, k = 1 … 64, γ ≤ β/2): exact in the
+// median, within one step (12.5%) where the fill is one step longer (p = 10, 11, 20–23,
+// 40–47: d + 1 at k ≥ 2); γ = β: within 16%; γ = 8β: within 37% (the combines of one packet
+// then line up). Root p/2 needs up to one step less (50% at p = 4, k = 1). Lemma 13.4's bound
+// (2L + 3(k − 1))(α + (β + 2γ)s) was 1.2–3.3 times the sim.
+double extra_hops(int p) {
+  const int L = InorderBinaryTree::floor_log2(p);
+  return 2.0 * L - (2 * p < 3 * (1 << L) ? 3 : 2);
+}
+double path_combines(int p) {
+  const int L = InorderBinaryTree::floor_log2(p);
+  return 2 * p < 3 * (1 << L) ? L : L + 1;
+}
+double cost_k(const CostQuery& q, double k) {
   if (q.p <= 1) return 0;
-  const double k = q.k >= 1 ? q.k : 1;
-  const int L = BinomialTree::ceil_log2(q.p);
+  const double s = std::ceil(q.n / k);
+  const double tau = q.m.alpha + q.m.beta * s;
+  const double g = q.m.gamma * s;
   // p = 2: one edge; the root combines each packet while the next one crosses, a pipeline of
   // two stages (exact on the sim; the lemma's bound is 2.7–5.7 times this).
-  if (q.p == 2) {
-    const double s = std::ceil(q.n / k);
-    const double tau = q.m.alpha + q.m.beta * s;
-    return tau + (k - 1) * std::max(tau, q.m.gamma * s) + q.m.gamma * s;
-  }
-  return (2 * L + 3 * (k - 1)) * (q.m.alpha + (q.m.beta + 2 * q.m.gamma) * std::ceil(q.n / k));
+  if (q.p == 2) return tau + (k - 1) * std::max(tau, g) + g;
+  if (q.p == 3) return 2 * tau + 2 * g + (k - 1) * std::max(tau, g);
+  return 2 * (k - 1) * std::max(tau, g) + (extra_hops(q.p) + 2) * tau + path_combines(q.p) * g;
 }
+double cost(const CostQuery& q) { return cost_k(q, q.k >= 1 ? q.k : 1); }
 double optimal_k(const CostQuery& q) {
+  if (q.n <= 1 || q.p <= 1) return 1;
   // p = 2, sending the bottleneck: kα + βn + γn/k is least at k = √(γn/α).
   if (q.p == 2) return std::max(1.0, q.m.alpha > 0 ? std::sqrt(q.m.gamma * q.n / q.m.alpha) : 1.0);
-  const int L = BinomialTree::ceil_log2(q.p);
-  const double k = std::sqrt((q.m.beta + 2 * q.m.gamma) * q.n * (2 * L - 3) / (3 * q.m.alpha));
-  return k >= 2 ? k : 1;
+  // Where g ≤ τ: T = 2kα + dα + 2βn + (dβ + cγ)n/k (p = 3: kα + α + βn + (β + 2γ)n/k), least
+  // at k0 = √((dβ + cγ)n/2α); the best integer in [k0/2, 2k0 + 2] (at most 4096 of them) is
+  // taken, which also covers ⌈n/k⌉ and combines slower than messages.
+  const double a = (q.p == 3 ? 1 : 2) * q.m.alpha;
+  const double b = q.p == 3 ? q.m.beta + 2 * q.m.gamma
+                            : extra_hops(q.p) * q.m.beta + path_combines(q.p) * q.m.gamma;
+  const double k0 = a > 0 ? std::sqrt(b * q.n / a) : q.n;
+  const double lo = std::max(1.0, std::max(std::floor(k0 / 2), std::floor(k0) - 2048));
+  const double hi = std::min(q.n, std::min(2 * k0 + 2, lo + 4096));
+  double best_k = lo;
+  double best = cost_k(q, lo);
+  for (double k = lo + 1; k <= hi; k += 1) {
+    const double c = cost_k(q, k);
+    if (c < best) {
+      best = c;
+      best_k = k;
+    }
+  }
+  return best_k;
 }
 }  // namespace
 
@@ -129,8 +165,9 @@ const Algorithm kReducePipelinedBinaryTree{
     .coll = Collective::reduce,
     .reference = "Sanders et al. §13.2, Lemma 13.4, Cor. 13.5; in-order tree Fig. 13.5",
     .formula =
-        "(2L + 3(k-1))(α + (β+2γ)⌈n/k⌉), L = ⌈log p⌉, k* = √((β+2γ)n(2L-3)/3α); p = 2: "
-        "τ + (k-1)max(τ, γs) + γs, τ = α + βs, s = ⌈n/k⌉, k* = √(γn/α)",
+        "2(k-1)max(τ, g) + (d+2)τ + c·g, τ = α + βs, g = γs, s = ⌈n/k⌉, L = ⌊log p⌋, d = 2L-3 "
+        "and c = L for p < 1.5·2^L, else 2L-2 and L+1; k* ≈ √((dβ + cγ)n/2α); p = 3: 2τ + 2g + "
+        "(k-1)max(τ, g); p = 2: τ + (k-1)max(τ, g) + g, k* = √(γn/α)",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

@@ -314,18 +314,24 @@ TEST(BcastReduce, BcastLinearPipelineExact) {
 TEST(BcastReduce, ReducePipelinedBinaryTreeWithinLemma13_4) {
   const Algorithm& alg = algorithms::kReducePipelinedBinaryTree;
   const CostModel comm_only{.alpha = kModel.alpha, .beta = kModel.beta, .gamma = 0};
+  int cases = 0;
+  int exact = 0;
   for (int p = 1; p <= 64; ++p) {
     for (const std::size_t k : {1u, 2u, 3u, 5u, 8u, 16u}) {
       for (const std::size_t per_packet : {8u, 800u}) {
         const std::size_t bytes = k * per_packet;
         const double s = double(per_packet);
+        const double tau = kModel.alpha + kModel.beta * s;
         const double steps_ceil = 2 * ceil_log2(p) + 3 * (double(k) - 1);
-        // p = 2: one edge, exact (sim_cost_test.PipelinedTreesAreExactAtP2); here γs < α + βs.
-        const double edge = double(k) * (kModel.alpha + kModel.beta * s) + kModel.gamma * s;
-        EXPECT_EQ(alg.cost(query(double(bytes), p, double(k))),
-                  p == 1   ? 0.0
-                  : p == 2 ? edge
-                           : steps_ceil * (kModel.alpha + (kModel.beta + 2 * kModel.gamma) * s));
+        // The cost is the time at root 0 on the model (γs < α + βs here, as on this
+        // machine): within Lemma 13.4's bound, and the sim's time at roots 0 and p − 1 but for
+        // one step more at some p (p = 10, 11, 20–23, 40–47, k ≥ 2). Other roots can need a
+        // step or two less (p = 3, root 1: 2k steps against the chain's k + 1).
+        const double cost = alg.cost(query(double(bytes), p, double(k)));
+        if (p > 1) {
+          EXPECT_LE(cost, steps_ceil * (kModel.alpha + (kModel.beta + 2 * kModel.gamma) * s))
+              << "p=" << p << " k=" << k;
+        }
         for (const int root : {0, 1, p / 2, p - 1}) {
           if (root >= p) continue;
           const int L = InorderBinaryTree{p, root}.height();
@@ -337,10 +343,20 @@ TEST(BcastReduce, ReducePipelinedBinaryTreeWithinLemma13_4) {
           EXPECT_LE(st.finish_time, steps * (kModel.alpha + (kModel.beta + 2 * kModel.gamma) * s))
               << "p=" << p << " k=" << k << " n=" << bytes << " root=" << root;
           EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(p - 1) * k);
+          if (root == 0 || root == p - 1) {
+            EXPECT_LE(std::abs(cost - st.finish_time), tau * (1 + 1e-12))
+                << "p=" << p << " k=" << k << " n=" << bytes << " root=" << root;
+            ++cases;
+            exact += cost == st.finish_time;
+          }
         }
       }
     }
   }
+  // Exact at roots 0 and p − 1 but for the longer fills: 1008 of 1572 cases.
+  EXPECT_GE(exact, cases * 6 / 10) << exact << " of " << cases;
+  std::printf("reduce pipelined_binary_tree: cost = sim in %d of %d cases (roots 0, p - 1)\n",
+              exact, cases);
 }
 
 // van de Geijn's scatter + all-gather: exactly (log p + p - 1)α + 2((p-1)/p)βn for p = 2^d

@@ -72,6 +72,24 @@ sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const Co
   });
 }
 
+std::vector<int> last_receivers(const Algorithm& alg, int p, std::size_t bytes, const CostModel& m,
+                                std::size_t packets) {
+  std::vector<int> last(static_cast<std::size_t>(std::max(p, 0)));
+  for (int r = 0; r < p; ++r) {
+    if (p == 1) break;
+    const sim::Stats st = run_for_cost(alg, p, bytes, m, true, r, packets);
+    int at = (r + 1) % p;
+    for (int i = 2; i < p; ++i) {
+      const int q = (r + i) % p;
+      if (st.rank_finish[static_cast<std::size_t>(q)] >
+          st.rank_finish[static_cast<std::size_t>(at)])
+        at = q;
+    }
+    last[static_cast<std::size_t>(r)] = at;
+  }
+  return last;
+}
+
 namespace {
 // One run at k packets of one element each (β = 0: the size does not matter). Cached; the lock
 // is not held while the sim runs (it may cost other algorithms, which may ask for steps too).

@@ -328,6 +328,40 @@ TEST(SimCost, ExchangeShareMatchesTheSim) {
   EXPECT_GT(checked, 300);
 }
 
+// last_receivers (fabcoll-calibrate's next root in a batch of broadcasts): for every broadcast
+// and root, a rank other than the root that finishes last on the sim. The naive broadcast's
+// root sends in rank order from root + 1, so with o < α its last receiver is root − 1.
+TEST(SimCost, LastReceiversFinishLast) {
+  int checked = 0;
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->coll != Collective::bcast) continue;
+    for (const int p : {1, 2, 3, 5, 8}) {
+      const std::size_t packets = alg->optimal_k ? 3 : 0;
+      const std::vector<int> last = last_receivers(*alg, p, 4096, kModel, packets);
+      ASSERT_EQ(last.size(), std::size_t(p));
+      for (int r = 0; r < p; ++r) {
+        const int got = last[std::size_t(r)];
+        if (p == 1) {
+          EXPECT_EQ(got, 0);
+          continue;
+        }
+        EXPECT_NE(got, r) << alg->name << " p=" << p;
+        const sim::Stats st = run_for_cost(*alg, p, 4096, kModel, true, r, packets);
+        double latest = 0;
+        for (int q = 0; q < p; ++q)
+          if (q != r) latest = std::max(latest, st.rank_finish[std::size_t(q)]);
+        EXPECT_EQ(st.rank_finish[std::size_t(got)], latest) << alg->name << " p=" << p;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 50);
+  CostModel with_o = kModel;
+  with_o.overhead = 0.5;
+  const std::vector<int> naive = last_receivers(algorithms::kBcastNaive, 5, 800, with_o);
+  EXPECT_EQ(naive, (std::vector<int>{4, 0, 1, 2, 3}));
+}
+
 // At p = 2 the trees of the pipelined algorithms are a single edge, and their costs are exact
 // (the texts' bounds are for trees whose inner nodes forward every packet: 2 to 5.7 times the
 // time at p = 2), so that a prediction at p = 2 is what runs.

@@ -78,12 +78,17 @@ std::vector<int> last_receivers(const Algorithm& alg, int p, std::size_t bytes, 
   for (int r = 0; r < p; ++r) {
     if (p == 1) break;
     const sim::Stats st = run_for_cost(alg, p, bytes, m, true, r, packets);
+    // A rank's finish includes its own sends: of ranks finishing together, one that forwarded
+    // had the data before the one it sent to, so the one that sent fewest messages.
+    const auto later = [&](int a, int b) {
+      const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+      if (st.rank_finish[ua] != st.rank_finish[ub]) return st.rank_finish[ua] > st.rank_finish[ub];
+      return st.messages_sent[ua] < st.messages_sent[ub];
+    };
     int at = (r + 1) % p;
     for (int i = 2; i < p; ++i) {
       const int q = (r + i) % p;
-      if (st.rank_finish[static_cast<std::size_t>(q)] >
-          st.rank_finish[static_cast<std::size_t>(at)])
-        at = q;
+      if (later(q, at)) at = q;
     }
     last[static_cast<std::size_t>(r)] = at;
   }

@@ -20,8 +20,9 @@ sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const Co
                         std::vector<int> cpus = {}, long strategy = -1);
 
 /// For a rooted alg (a broadcast) at p ranks and `bytes` under m with `packets` (0: from the
-/// model): for each root r, the rank other than r that finishes last on the sim (ties: the
-/// first after r). fabcoll-calibrate times a batch of broadcasts with each call's root the rank
+/// model): for each root r, the rank other than r that finishes last on the sim (ties: the one
+/// that sent fewest messages, a leaf rather than the rank that forwarded to it; then the first
+/// after r). fabcoll-calibrate times a batch of broadcasts with each call's root the rank
 /// the one before reached last, so that calls do not overlap. Deterministic: every rank that
 /// asks with the same model gets the same answer.
 std::vector<int> last_receivers(const Algorithm& alg, int p, std::size_t bytes, const CostModel& m,

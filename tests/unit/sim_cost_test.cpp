@@ -329,8 +329,10 @@ TEST(SimCost, ExchangeShareMatchesTheSim) {
 }
 
 // last_receivers (fabcoll-calibrate's next root in a batch of broadcasts): for every broadcast
-// and root, a rank other than the root that finishes last on the sim. The naive broadcast's
-// root sends in rank order from root + 1, so with o < α its last receiver is root − 1.
+// and root, a rank other than the root that finishes last on the sim, of those the one that
+// sent fewest messages. The naive broadcast's root sends in rank order from root + 1, so with
+// o < α its last receiver is root − 1. The binomial tree's at p = 4 with forwarded data costing
+// ω = 2 is the leaf root + 3, which finishes with root + 2, the rank that forwarded to it.
 TEST(SimCost, LastReceiversFinishLast) {
   int checked = 0;
   for (const Algorithm* alg : all_algorithms()) {
@@ -351,6 +353,12 @@ TEST(SimCost, LastReceiversFinishLast) {
         for (int q = 0; q < p; ++q)
           if (q != r) latest = std::max(latest, st.rank_finish[std::size_t(q)]);
         EXPECT_EQ(st.rank_finish[std::size_t(got)], latest) << alg->name << " p=" << p;
+        for (int q = 0; q < p; ++q) {  // of those finishing last, one that sent fewest
+          if (q != r && st.rank_finish[std::size_t(q)] == latest) {
+            EXPECT_LE(st.messages_sent[std::size_t(got)], st.messages_sent[std::size_t(q)])
+                << alg->name << " p=" << p;
+          }
+        }
         ++checked;
       }
     }
@@ -360,6 +368,10 @@ TEST(SimCost, LastReceiversFinishLast) {
   with_o.overhead = 0.5;
   const std::vector<int> naive = last_receivers(algorithms::kBcastNaive, 5, 800, with_o);
   EXPECT_EQ(naive, (std::vector<int>{4, 0, 1, 2, 3}));
+  CostModel forwarded = kModel;  // data a rank received costs it ω = 2 to send on
+  forwarded.written = 2;
+  EXPECT_EQ(last_receivers(algorithms::kBcastBinomial, 4, 16384, forwarded),
+            (std::vector<int>{3, 0, 1, 2}));
 }
 
 // At p = 2 the trees of the pipelined algorithms are a single edge, and their costs are exact

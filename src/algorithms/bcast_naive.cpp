@@ -7,7 +7,9 @@
 // text's formula back), the last receiver has its message after
 //   T(n, p) = α + βn + (p - 2)(o + Gn)
 // and, for messages the receivers pull themselves (shm single-copy reads, n >= pull_bytes),
-//   T(n, p) = α + βn + (p - 2)o     (the p - 1 copies run at once, in the receivers)
+//   T(n, p) = α + βn(1 + φ(p - 2)) + (p - 2)o
+// (the p - 1 copies run in the receivers, at once; φ, CostModel::pull_fanout, is what each
+// further reader of the root's buffer adds, measured: 0 when they run side by side)
 // No rank forwards anything: no receiver waits for another receiver to be scheduled,
 // which is what makes it the fastest small broadcast when ranks time-share cores.
 // Preconditions: none (any p, any root).
@@ -40,11 +42,12 @@ double cost(const CostQuery& q) {
   const double per_byte = q.m.beta * q.n;
   // Receiver-pulled messages (CostModel::pull_bytes): the p - 1 receivers copy at once and
   // the root pays o per receiver. Measured, shm on 2 cores, 1 MiB: p = 4 130 us and p = 8
-  // 143 us (mean over ranks), where the binomial tree took 150 and 303 us. This assumes the
-  // memory system serves p - 1 concurrent copies at about one copy's rate, as it did here up
-  // to p = 8; calibration does not measure where that stops.
+  // 143 us (mean over ranks), where the binomial tree took 150 and 303 us. Each receiver
+  // beyond the first adds φ·βn (CostModel::pull_fanout): on 16 cores the pulls of one buffer
+  // did not run side by side (fabcoll-calibrate measures φ).
   if (q.m.pull_bytes > 0 && q.n >= q.m.pull_bytes)
-    return q.m.alpha + per_byte + (q.p - 2) * q.m.send_overhead();
+    return q.m.alpha + per_byte * (1 + q.m.pull_fanout * (q.p - 2)) +
+           (q.p - 2) * q.m.send_overhead();
   // Written by the sender (shm rings, eager fabric sends): the root is busy o + Gn per send,
   // the receivers copy out on their own cores.
   return q.m.alpha + per_byte + (q.p - 2) * (q.m.send_overhead() + q.m.send_gap() * q.n);
@@ -58,7 +61,7 @@ const Algorithm kBcastNaive{
     .reference = "Sanders et al. §13.1 (naive broadcast: a for-loop of p − 1 sends)",
     .formula =
         "α + βn + (p − 2)(o + Gn); o = α, G = β: (p − 1)(α + βn); receiver-pulled n: "
-        "α + βn + (p − 2)o",
+        "α + βn(1 + φ(p − 2)) + (p − 2)o, φ the measured pull fan-out",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

@@ -657,6 +657,12 @@ std::tuple<T...> values_of(const std::tuple<T&...>& refs) {
   return refs;
 }
 
+/// One size of the pull fan-out measurement: the naive broadcast's time against its cost with
+/// φ = 0.
+struct FanoutRun {
+  double n = 0, measured = 0, flat = 0;
+};
+
 struct Measured {
   std::string coll, alg;
   double n = 0, predicted = 0, measured = 0;
@@ -942,6 +948,9 @@ int main(int argc, char** argv) {
   bool drifted = false;
   double probe_before = 1, probe_after = 1, probe_change = 1;
   bool probe_moved = false;
+  std::vector<FanoutRun> fanout_runs;
+  const char* fanout_env = std::getenv("FABCOLL_CALIBRATE_TEST_FANOUT");
+  const bool test_fanout = fanout_env != nullptr && std::string(fanout_env) == "1";
   // A machine that changes speed within a run (this VM: README, "Which ranks share a core")
   // leaves a model fitted in one mode and validated in another. Each attempt ends with the
   // ping-pong and the written-data probe timed again; where either moved, the whole of it
@@ -953,7 +962,8 @@ int main(int argc, char** argv) {
   // An attempt's state as references (assignable from a snapshot of values).
   const auto state = [&] {
     return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier_time, train, train_names, tables,
-                    results, drift, drifted, probe_before, probe_after, probe_change, probe_moved);
+                    results, drift, drifted, probe_before, probe_after, probe_change, probe_moved,
+                    fanout_runs);
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
@@ -1188,6 +1198,42 @@ int main(int argc, char** argv) {
       cap(lp.model.overhead, lp.model.alpha, "sender overhead o", "alpha", "s");
       cap(lp.model.gap, lp.model.beta, "sender time per byte G", "beta", "s/B");
     }
+    // 3c: the pull fan-out φ (CostModel::pull_fanout): the naive broadcast of messages its
+    // receivers pull (shm's single-copy reads), timed as the validation times it, against its
+    // cost with φ = 0; each receiver beyond the first adds φβn. Where every rank has a core of
+    // its own (FABCOLL_CALIBRATE_TEST_FANOUT=1, tests: also with ranks sharing cores).
+    fanout_runs.clear();
+    if (pull > 0 && p >= 3 && (layout == 0 || test_fanout)) {
+      prog.phase("3c/5 pull fan-out");
+      const Algorithm* naive = fabcoll::find_algorithm(Collective::bcast, "naive");
+      std::vector<double> phis;
+      for (const double n : {std::max(pull, 65536.0), 4 * std::max(pull, 65536.0)}) {
+        fabcoll::CostModel m = lp.model;
+        if (lp.break_bytes > 0 && n >= lp.break_bytes) {
+          m.alpha = lp.alpha_above;
+          m.beta = lp.beta_above;
+          m.gap = -1;
+        }
+        m.pull_bytes = m.written_from = pull;
+        m.pull_fanout = 0;
+        const auto bytes = static_cast<std::size_t>(n);
+        std::vector<double> a(bytes * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
+            b(a.size(), 0.0);
+        const std::vector<fabcoll::CostModel> models{m};
+        const double t =
+            time_candidates(Collective::bcast, world, fabcoll::world_comm(ctx), p, {naive}, {0.0},
+                            &models, bytes, quick ? 21 : 41, barrier_time, a, b, nullptr)
+                .front();
+        fabcoll::CostQuery q;
+        q.n = n;
+        q.p = p;
+        q.m = m;
+        const double flat = naive->cost(q);
+        phis.push_back(std::max(0.0, (t - flat) / (m.beta * n * (p - 2))));
+        fanout_runs.push_back({n, t, flat});
+      }
+      lp.model.pull_fanout = median(phis);
+    }
     file.links = {lp};
 
     // 4: crossover tables and k rules.
@@ -1361,6 +1407,12 @@ int main(int argc, char** argv) {
     v["attempts"] = attempt;
     v["kept_attempt"] = kept;
     v["written_probe"] = {{"before", probe_before}, {"after", probe_after}};
+    if (!fanout_runs.empty()) {
+      nlohmann::json runs = nlohmann::json::array();
+      for (const FanoutRun& f : fanout_runs)
+        runs.push_back({{"n", f.n}, {"measured", f.measured}, {"flat", f.flat}});
+      v["pull_fanout"] = {{"phi", lp.model.pull_fanout}, {"runs", runs}};
+    }
     v["regret_by_size"] = regrets;
     v["seconds"] = prog.elapsed();
     nlohmann::json rows = nlohmann::json::array();
@@ -1386,6 +1438,14 @@ int main(int argc, char** argv) {
       std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
                   lp.alpha_above, lp.beta_above);
     std::printf("\n");
+    if (!fanout_runs.empty()) {
+      std::printf("pull fan-out: phi = %.2f (naive broadcast of pulled messages:",
+                  lp.model.pull_fanout);
+      for (const FanoutRun& f : fanout_runs)
+        std::printf(" %.0f B %.1f us against %.1f us with phi = 0;", f.n, f.measured * 1e6,
+                    f.flat * 1e6);
+      std::printf(" each receiver beyond the first adds phi * beta * n)\n");
+    }
     if (layout > 0) {
       std::printf("layout %s: alpha, beta fitted to %s",
                   tuning::layout_name(p, cores, mapping).c_str(),
@@ -1512,6 +1572,19 @@ int main(int argc, char** argv) {
           csv << me.coll << ',' << me.alg << ',' << me.n << ',' << me.predicted << ','
               << me.measured << ',' << int(me.chosen) << ',' << int(me.fastest) << '\n';
       }
+      std::string fanout_text;
+      if (!fanout_runs.empty()) {
+        fanout_text =
+            "\n\nφ (pull fan-out): a message its receivers pull (shm's single-copy "
+            "reads) costs the last of p − 1 receivers pulling one buffer at once "
+            "α + βn(1 + φ(p − 2)) + (p − 2)o; φ = " +
+            fmt("%.2f", lp.model.pull_fanout) +
+            ", from the naive broadcast timed as the validation times it:";
+        for (const FanoutRun& f : fanout_runs)
+          fanout_text += " " + fmt("%.0f", f.n) + " B " + fmt("%.1f", f.measured * 1e6) +
+                         " µs against " + fmt("%.1f", f.flat * 1e6) + " µs with φ = 0;";
+        fanout_text.back() = '.';
+      }
       std::ofstream md(report_dir + "/summary.md");
       md << "# fabcoll calibration report\n\n"
          << "Machine `" << file.machine.hostname << "`, " << file.machine.cores
@@ -1551,6 +1624,7 @@ int main(int argc, char** argv) {
                        fmt("%.0f", kExchangeAlphaTo) +
                        " B, χβ the median ratio of their β times from " +
                        fmt("%.0f", kExchangeBetaFrom) + " B up.")
+         << fanout_text
          << "\n\n![ping-pong](pingpong.png)\n\n## Reduction "
             "kernels (γ)\n\n| "
             "op | datatype | "

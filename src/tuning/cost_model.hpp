@@ -24,6 +24,15 @@ struct CostModel {
   /// read from the sender's buffer), so a sender of several at once pays only o for each and
   /// the receivers copy at the same time. 0: the texts' model, the sender moves every byte.
   double pull_bytes = 0;
+  /// φ: what a pulled message's receiver loses to the others pulling the same sender's buffer
+  /// at once (the naive broadcast's p − 1 receivers): each receiver beyond the first adds φβn to
+  /// the last one's time. 0: the copies run side by side, at one copy's rate. On 16 cores (a
+  /// Xeon VM) the naive broadcast's pulls took 6 times one pull's time at p = 4 (256 KiB) and
+  /// 10–12 times at p = 8 (32–64 KiB), 67–89% above the model with φ = 0: process_vm_readv
+  /// calls on one process's memory do not run side by side. Measured by fabcoll-calibrate where
+  /// every rank has a core of its own (with ranks sharing cores the pulls cannot all run at once
+  /// anyway, and the collectives' fit absorbs what they cost).
+  double pull_fanout = 0;
   /// δ: time per byte of a local copy (memcpy) an algorithm makes of its own (packing,
   /// rotating), s/B. 0: copies are free, as in the texts' model. Charged by the algorithms whose
   /// copies grow with p (the index all-to-alls copy every block once per round).

@@ -61,6 +61,7 @@ std::string to_json_text(const TuningFile& f) {
     if (l.model.overhead >= 0) link["overhead"] = l.model.overhead;
     if (l.model.gap >= 0) link["gap"] = l.model.gap;
     link["written"] = l.model.written;
+    if (l.model.pull_fanout > 0) link["pull_fanout"] = l.model.pull_fanout;
     link["exchange_alpha"] = l.model.exchange_alpha;
     link["exchange_beta"] = l.model.exchange_beta;
     j["links"].push_back(std::move(link));
@@ -153,6 +154,12 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
       p.model.written = l.value("written", 1.0);
       if (!(p.model.written >= 1) || !std::isfinite(p.model.written)) {
         error = "link " + p.link_class + ": written must be a number >= 1";
+        return std::nullopt;
+      }
+      // φ (optional, absent where not measured): 0, pulls side by side.
+      p.model.pull_fanout = l.value("pull_fanout", 0.0);
+      if (!(p.model.pull_fanout >= 0) || !std::isfinite(p.model.pull_fanout)) {
+        error = "link " + p.link_class + ": pull_fanout must be a number >= 0";
         return std::nullopt;
       }
       // χα, χβ (optional, absent in files made before they were measured): 1, the texts' model.

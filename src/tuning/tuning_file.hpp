@@ -20,7 +20,9 @@
 //                  the collective as a multiple of beta, >= 1; absent: 1),
 //                  "exchange_alpha", "exchange_beta" (optional: χα, χβ, what a message costs
 //                  while its sender also receives, as multiples of alpha and beta, in
-//                  [kExchangeMin, kExchangeMax]; absent: 1) } ],
+//                  [kExchangeMin, kExchangeMax]; absent: 1),
+//                  "pull_fanout" (optional: φ, what each further receiver pulling the same
+//                  sender's buffer at once adds, as a multiple of beta n, >= 0; absent: 0) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",
 //                "datatype": "byte", "gamma" }: δ, a local memcpy per byte),
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],

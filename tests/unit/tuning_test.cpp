@@ -984,6 +984,46 @@ TEST(TuningFile, WrittenFactorRoundTripsAndIsChecked) {
     EXPECT_FALSE(parse_tuning(replaced(text, entry, bad), err)) << bad;
 }
 
+// φ (CostModel::pull_fanout) travels in the link entry ("pull_fanout", written only when
+// measured) into both segments' models; absent means 0 (pulls side by side); a negative value
+// or not a number is rejected. The naive broadcast of pulled messages charges it per receiver
+// beyond the first.
+TEST(TuningFile, PullFanoutRoundTripsAndIsCharged) {
+  TuningFile f = sample();
+  f.links[0].model.pull_fanout = 1.5;
+  const std::string text = to_json_text(f);
+  std::string err;
+  const auto g = parse_tuning(text, err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(to_json_text(*g), text);
+  EXPECT_EQ(model_for(*g, "shm").pull_fanout, 1.5);
+  EXPECT_EQ(model_for(*g, "shm", 1 << 20).pull_fanout, 1.5);  // both segments
+  EXPECT_EQ(model_for(*g, "ofi/sockets").pull_fanout, 0);
+  const std::string entry = "\"pull_fanout\": 1.5";
+  ASSERT_NE(text.find(entry), std::string::npos) << text;
+  EXPECT_EQ(to_json_text(sample()).find("pull_fanout"), std::string::npos);  // not measured
+  const auto h = parse_tuning(replaced(text, entry, "\"r2_more\": 1.0"), err);
+  ASSERT_TRUE(h) << err;
+  EXPECT_EQ(model_for(*h, "shm").pull_fanout, 0);
+  for (const char* bad : {"\"pull_fanout\": -0.5", "\"pull_fanout\": \"x\""})
+    EXPECT_FALSE(parse_tuning(replaced(text, entry, bad), err)) << bad;
+  // α + βn(1 + φ(p − 2)) + (p − 2)o for pulled messages; below pull_bytes φ plays no part.
+  const Algorithm* naive = find_algorithm(Collective::bcast, "naive");
+  ASSERT_NE(naive, nullptr);
+  CostModel m{.alpha = 1e-6, .beta = 1e-10, .gamma = 0, .overhead = 2e-7};
+  m.pull_bytes = 32768;
+  m.pull_fanout = 1.5;
+  CostQuery q;
+  q.n = 65536;
+  q.p = 5;
+  q.m = m;
+  EXPECT_DOUBLE_EQ(naive->cost(q), 1e-6 + 1e-10 * 65536 * (1 + 1.5 * 3) + 3 * 2e-7);
+  q.n = 16384;
+  const double below = naive->cost(q);
+  q.m.pull_fanout = 0;
+  EXPECT_EQ(naive->cost(q), below);
+}
+
 TEST(TuningFile, ExchangeFactorsRoundTripAndAreChecked) {
   TuningFile f = sample();
   f.links[0].model.exchange_alpha = 1.375;

@@ -725,7 +725,11 @@ int batch_calls(double bytes) { return std::clamp(static_cast<int>(8e6 / (bytes 
 /// calls overlapped: on 16 cores at p = 4 and 8 the naive broadcast of 256 B took 0.6–1.0 µs
 /// a call, less than one message's one-way time (0.67 µs at p = 4), and 83–179% less than its
 /// prediction (2o + α: the last of the root's sends), where the next root was its first
-/// receiver. Other collectives take the ranks in order (a reduce's ranks all join each call). The
+/// receiver. Other collectives take the ranks in order (a reduce's ranks all join each call), and
+/// so does the oversubscribed fit (models == nullptr), which was built on that order: with the
+/// last receivers there, five p = 4 launches on 2 cores fitted ω = 1.00–1.10 (2.1–2.9 in the
+/// launches before whose regrets stayed under 10%) and all five then chose the hybrid or
+/// Rabenseifner at 130–900 KiB, measured 1.5–2.7 times recursive doubling (regret 49–82%). The
 /// barrier's own time (measured alone) is taken off once per batch. The candidates take turns,
 /// one batch each per round, so that load from other processes that comes and goes hits all of
 /// them alike (the regret compares them). The turns rotate: round r starts with candidate
@@ -743,9 +747,8 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
   const int batch = batch_calls(static_cast<double>(bytes));
   std::vector<std::vector<int>> next(cands.size());
   for (std::size_t j = 0; j < cands.size(); ++j) {
-    if (c == Collective::bcast && p > 1) {
-      next[j] = fabcoll::last_receivers(*cands[j], p, bytes,
-                                        models != nullptr ? (*models)[j] : comm.model(),
+    if (c == Collective::bcast && p > 1 && models != nullptr) {
+      next[j] = fabcoll::last_receivers(*cands[j], p, bytes, (*models)[j],
                                         static_cast<std::size_t>(packets[j]));
     } else {
       next[j].resize(static_cast<std::size_t>(p));

@@ -8,6 +8,11 @@
 
 namespace fabcoll::algorithms {
 
+/// The packet count in [k0/2, 2k0 + 2] (at most 4096 of them around k0, none above q.n) at
+/// which cost_k(q, k) is least, the first of equals: a formula's optimum k0 is not an integer,
+/// ⌈n/k⌉ makes nearby counts differ slightly, and a max() in the cost can move the optimum.
+double best_k_near(const CostQuery& q, double k0, double (*cost_k)(const CostQuery&, double));
+
 // ---- broadcast and reduce (registry_bcast_reduce.cpp) ----------------------------------------
 extern const Algorithm kBcastBinomial;
 Task<> bcast_binomial(Channel& ch, MutableBytes buf, int root);

@@ -242,18 +242,7 @@ double optimal_k(const CostQuery& q) {
     b = (2 * h + 2) * (q.m.beta + q.m.gamma) + 2 * TwoTree{q.p - 1}.height() * q.m.beta;
   }
   const double k0 = a > 0 ? std::sqrt(std::max(0.0, b) * q.n / a) : q.n;
-  const double lo = std::max(1.0, std::max(std::floor(k0 / 2), std::floor(k0) - 2048));
-  const double hi = std::min(q.n, std::min(2 * k0 + 2, lo + 4096));
-  double best_k = lo;
-  double best = cost_k(q, lo);
-  for (double k = lo + 1; k <= hi; k += 1) {
-    const double c = cost_k(q, k);
-    if (c < best) {
-      best = c;
-      best_k = k;
-    }
-  }
-  return best_k;
+  return best_k_near(q, k0, cost_k);
 }
 }  // namespace
 

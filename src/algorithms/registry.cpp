@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "algorithms/algorithms.hpp"
 #include "algorithms/placement.hpp"
 
 namespace fabcoll {
@@ -127,5 +128,24 @@ const Algorithm* find_algorithm(Collective c, std::string_view name) {
     if (a->coll == c && a->name == name) return a;
   return nullptr;
 }
+
+namespace algorithms {
+
+double best_k_near(const CostQuery& q, double k0, double (*cost_k)(const CostQuery&, double)) {
+  const double lo = std::max(1.0, std::max(std::floor(k0 / 2), std::floor(k0) - 2048));
+  const double hi = std::min(q.n, std::min(2 * k0 + 2, lo + 4096));
+  double best_k = lo;
+  double best = cost_k(q, lo);
+  for (double k = lo + 1; k <= hi; k += 1) {
+    const double c = cost_k(q, k);
+    if (c < best) {
+      best = c;
+      best_k = k;
+    }
+  }
+  return best_k;
+}
+
+}  // namespace algorithms
 
 }  // namespace fabcoll

@@ -736,7 +736,7 @@ int batch_calls(double bytes) { return std::clamp(static_cast<int>(8e6 / (bytes 
 /// r mod #candidates, so that what one turn leaves behind (cache lines the peer just wrote, a
 /// descheduled rank) falls on every candidate alike rather than always on the first. Each
 /// candidate runs under models[j] when given (the model its prediction used: hybrid's strategy
-/// follows it), and packets[j] (pipelined algorithms; 0 otherwise).
+/// follows it), and packets[j] (a pipelined algorithm's packet, in bytes; 0 otherwise).
 std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm& comm, int p,
                                     const std::vector<const Algorithm*>& cands,
                                     const std::vector<double>& packets,
@@ -748,8 +748,11 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
   std::vector<std::vector<int>> next(cands.size());
   for (std::size_t j = 0; j < cands.size(); ++j) {
     if (c == Collective::bcast && p > 1 && models != nullptr) {
-      next[j] = fabcoll::last_receivers(*cands[j], p, bytes, (*models)[j],
-                                        static_cast<std::size_t>(packets[j]));
+      // packets[j] is a packet's bytes (as FABCOLL_<COLL>_PACKET); the sim takes their count,
+      // as the engine cuts them.
+      const auto k = static_cast<std::size_t>(
+          packets[j] > 0 ? std::ceil(static_cast<double>(bytes) / packets[j]) : 0.0);
+      next[j] = fabcoll::last_receivers(*cands[j], p, bytes, (*models)[j], k);
     } else {
       next[j].resize(static_cast<std::size_t>(p));
       for (int r = 0; r < p; ++r) next[j][static_cast<std::size_t>(r)] = (r + 1) % p;

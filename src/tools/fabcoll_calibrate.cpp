@@ -727,9 +727,10 @@ int batch_calls(double bytes) { return std::clamp(static_cast<int>(8e6 / (bytes 
 /// prediction (2o + α: the last of the root's sends), where the next root was its first
 /// receiver. Other collectives take the ranks in order (a reduce's ranks all join each call), and
 /// so does the oversubscribed fit (models == nullptr), which was built on that order: with the
-/// last receivers there, five p = 4 launches on 2 cores fitted ω = 1.00–1.10 (2.1–2.9 in the
-/// launches before whose regrets stayed under 10%) and all five then chose the hybrid or
-/// Rabenseifner at 130–900 KiB, measured 1.5–2.7 times recursive doubling (regret 49–82%). The
+/// last receivers there, five p = 4 launches on 2 cores fitted ω = 1.00–1.10 and all five chose
+/// the hybrid or Rabenseifner at 130–900 KiB, measured 1.5–2.7 times recursive doubling (regret
+/// 49–82%); with the order kept, 3 of the next 10 launches stayed at or under 11%. Launches
+/// here vary that much from batch to batch, so the evidence for either order is weak. The
 /// barrier's own time (measured alone) is taken off once per batch. The candidates take turns,
 /// one batch each per round, so that load from other processes that comes and goes hits all of
 /// them alike (the regret compares them). The turns rotate: round r starts with candidate

@@ -72,16 +72,15 @@ Task<> bcast_pipelined_binary_tree(Channel& ch, MutableBytes buf, std::size_t el
   co_await sends;
 }
 
+double pipelined_tree_fill(int p) {
+  const int L = InorderBinaryTree::floor_log2(p);
+  return 2.0 * L - (2 * p < 3 * (1 << L) ? 3 : 2);
+}
+
 namespace {
 Task<> run_bcast_pipelined_binary_tree(Channel& ch, const CollArgs& a) {
   return bcast_pipelined_binary_tree(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.packets,
                                      a.root);
-}
-int height(int p) { return InorderBinaryTree::floor_log2(p); }
-/// d(p) of the exact time (p ≥ 3): the hops beyond 2 per packet on the slowest path.
-double extra_hops(int p) {
-  const int L = height(p);
-  return 2.0 * L - (2 * p < 3 * (1 << L) ? 3 : 2);
 }
 double cost(const CostQuery& q) {
   const double k = q.k >= 1 ? q.k : 1;
@@ -90,11 +89,12 @@ double cost(const CostQuery& q) {
   // p = 2: the tree is one edge, and the k packets cross it one after another (exact; the
   // lemma's bound, for a tree whose inner nodes send every packet twice, is twice this and more).
   if (q.p == 2) return k * tau;
-  return (2 * k + extra_hops(q.p)) * tau;  // exact (see the top), within Lemma 13.2's bound
+  return (2 * k + pipelined_tree_fill(q.p)) *
+         tau;  // exact (see the top), within Lemma 13.2's bound
 }
 double optimal_k(const CostQuery& q) {
   if (q.p <= 2) return 1;  // one edge: packets only add α
-  const double k = std::sqrt(extra_hops(q.p) * q.m.beta * q.n / (2 * q.m.alpha));
+  const double k = std::sqrt(pipelined_tree_fill(q.p) * q.m.beta * q.n / (2 * q.m.alpha));
   return std::max(k, 1.0);
 }
 }  // namespace

@@ -103,10 +103,6 @@ Task<> run_reduce_pipelined_binary_tree(Channel& ch, const CollArgs& a) {
 // 40–47: d + 1 at k ≥ 2); γ = β: within 16%; γ = 8β: within 37% (the combines of one packet
 // then line up). Root p/2 needs up to one step less (50% at p = 4, k = 1). Lemma 13.4's bound
 // (2L + 3(k − 1))(α + (β + 2γ)s) was 1.2–3.3 times the sim.
-double extra_hops(int p) {
-  const int L = InorderBinaryTree::floor_log2(p);
-  return 2.0 * L - (2 * p < 3 * (1 << L) ? 3 : 2);
-}
 double path_combines(int p) {
   const int L = InorderBinaryTree::floor_log2(p);
   return 2 * p < 3 * (1 << L) ? L : L + 1;
@@ -120,7 +116,8 @@ double cost_k(const CostQuery& q, double k) {
   // two stages (exact on the sim; the lemma's bound is 2.7–5.7 times this).
   if (q.p == 2) return tau + (k - 1) * std::max(tau, g) + g;
   if (q.p == 3) return 2 * tau + 2 * g + (k - 1) * std::max(tau, g);
-  return 2 * (k - 1) * std::max(tau, g) + (extra_hops(q.p) + 2) * tau + path_combines(q.p) * g;
+  return 2 * (k - 1) * std::max(tau, g) + (pipelined_tree_fill(q.p) + 2) * tau +
+         path_combines(q.p) * g;
 }
 double cost(const CostQuery& q) { return cost_k(q, q.k >= 1 ? q.k : 1); }
 double optimal_k(const CostQuery& q) {
@@ -132,7 +129,7 @@ double optimal_k(const CostQuery& q) {
   // taken, which also covers ⌈n/k⌉ and combines slower than messages.
   const double a = (q.p == 3 ? 1 : 2) * q.m.alpha;
   const double b = q.p == 3 ? q.m.beta + 2 * q.m.gamma
-                            : extra_hops(q.p) * q.m.beta + path_combines(q.p) * q.m.gamma;
+                            : pipelined_tree_fill(q.p) * q.m.beta + path_combines(q.p) * q.m.gamma;
   const double k0 = a > 0 ? std::sqrt(b * q.n / a) : q.n;
   return best_k_near(q, k0, cost_k);
 }

@@ -18,6 +18,8 @@
 #include <cstring>
 #include <string>
 
+#include "transports/ofi/ofi.hpp"
+
 namespace fabcoll::bench {
 
 class BareFabric {
@@ -26,6 +28,8 @@ class BareFabric {
   /// registers [buf, buf + len). Exits with a message on any failure (a benchmark tool).
   BareFabric(const std::string& provider, void* buf, std::size_t len, bool spin_only)
       : spin_only_(spin_only) {
+    // The provider parameters fabcoll's endpoint runs with (a like-for-like comparison).
+    fabcoll::ofi::apply_provider_defaults();
     fi_info* hints = fi_allocinfo();
     hints->ep_attr->type = FI_EP_RDM;
     hints->caps = FI_TAGGED;

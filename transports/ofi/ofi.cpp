@@ -16,6 +16,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <unordered_map>
 
 #include "engine/errors.hpp"
@@ -252,6 +253,22 @@ std::string format_stats(const std::string& provider, const Stats& s) {
          std::to_string(s.staged_bytes) + " B, busy retries " + std::to_string(s.eagain_retries) +
          ", per-call registrations " + std::to_string(s.mr_per_call) + ", registry hits " +
          std::to_string(s.mr_registry_hits);
+}
+
+// The sockets provider reads a message header only once all of it has arrived (it peeks for
+// it), and until then reads nothing more from that connection. With the kernel's default,
+// autotuned receive buffer (131072 B here) a stream of 20000-byte messages each way could stop
+// for good, about one run in 160 of ManyOutstandingRendezvousToOnePeer/sockets: the receiver
+// held 18 bytes of a 24-byte header, still in the large loopback segment they came in, whose
+// size is charged to the receive buffer in full; the free space left was under one segment
+// (mss 65483), so the kernel advertised a zero window, and the sender (560878 bytes, the rest
+// of 28 messages, not sent; 100% receive-window limited) could not send the header's other
+// 6 bytes. An explicit buffer (the kernel doubles it, and caps it at net.core.rmem_max) leaves
+// room for a segment beside any partial header; it also turns the kernel's autotuning off.
+void apply_provider_defaults() {
+  static std::mutex m;
+  const std::lock_guard lock(m);
+  (void)::setenv("FI_SOCKETS_MAX_BUF_SZ", std::to_string(kSocketsBufferBytes).c_str(), 0);
 }
 
 std::vector<std::string> available_providers() {
@@ -508,6 +525,7 @@ struct Endpoint::Impl {
 // ---- set-up -----------------------------------------------------------------------------------
 
 void Endpoint::Impl::open() {
+  apply_provider_defaults();
   rank = store.rank();
   size = store.size();
   if (!opts.provider.empty()) {

@@ -103,6 +103,15 @@ bool rendezvous_from_environment();
 /// One line for FABCOLL_STATS: "ofi(tcp;ofi_rxm): eager 12 msgs / 3456 B, rendezvous ...".
 std::string format_stats(const std::string& provider, const Stats& s);
 
+/// The socket buffer size (SO_RCVBUF, SO_SNDBUF) asked of the sockets provider through
+/// FI_SOCKETS_MAX_BUF_SZ when the user has not set it (apply_provider_defaults).
+inline constexpr std::size_t kSocketsBufferBytes = std::size_t{4} << 20;
+
+/// Sets the libfabric provider parameters fabcoll needs, in the environment, where the user has
+/// not set them; called before a fabric opens (providers read them then). Today one:
+/// FI_SOCKETS_MAX_BUF_SZ = kSocketsBufferBytes (why: ofi.cpp).
+void apply_provider_defaults();
+
 /// Providers that can open an RDM endpoint with tagged messages here (deduplicated, in
 /// libfabric's order), e.g. {"tcp;ofi_rxm", "sockets", "shm", "udp;ofi_rxd"}.
 std::vector<std::string> available_providers();

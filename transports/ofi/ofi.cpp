@@ -71,7 +71,12 @@ constexpr std::size_t kReadsInFlight = 4;  // per rendezvous receive
 // sockets endpoints stalled for good with 94 reads in flight on each side, none completing
 // (ManyOutstandingRendezvousToOnePeer, about one run in six). Our reading: the sockets provider
 // serves our reads, their responses and the peer's read requests from one fixed pool of
-// SOCK_PE_MAX_ENTRIES = 128 progress entries per domain, which 94 + 94 exhausted.
+// SOCK_PE_MAX_ENTRIES = 128 progress entries per domain, which 94 + 94 exhausted. With the cap
+// the rendezvous on sockets still stalls (so it is off there: Options::rendezvous_on_sockets),
+// and ss shows why: the read responses flow to the endpoint that opened the connection, whose
+// socket keeps the kernel's default buffer (the provider sets FI_SOCKETS_MAX_BUF_SZ only on its
+// listening socket), and stop there at a zero window over a partial header, as described at
+// apply_provider_defaults (first run of 400 with 4 MiB asked: 320632 bytes not sent, 8 received).
 constexpr std::size_t kEndpointReadsInFlight = 16;
 // Reads in chunks of at most 4 MiB (and the provider's max_msg_size). It was 1 MiB, for the
 // DESIGN fact that one large CMA copy loses speed beyond 1 MiB; but each chunk is a request,
@@ -257,14 +262,18 @@ std::string format_stats(const std::string& provider, const Stats& s) {
 
 // The sockets provider reads a message header only once all of it has arrived (it peeks for
 // it), and until then reads nothing more from that connection. With the kernel's default,
-// autotuned receive buffer (131072 B here) a stream of 20000-byte messages each way could stop
-// for good, about one run in 160 of ManyOutstandingRendezvousToOnePeer/sockets: the receiver
-// held 18 bytes of a 24-byte header, still in the large loopback segment they came in, whose
-// size is charged to the receive buffer in full; the free space left was under one segment
-// (mss 65483), so the kernel advertised a zero window, and the sender (560878 bytes, the rest
-// of 28 messages, not sent; 100% receive-window limited) could not send the header's other
-// 6 bytes. An explicit buffer (the kernel doubles it, and caps it at net.core.rmem_max) leaves
-// room for a segment beside any partial header; it also turns the kernel's autotuning off.
+// autotuned receive buffer (131072 B here) a stream of 20000-byte messages each way stopped for
+// good about one run in 160 of ManyOutstandingRendezvousToOnePeer/sockets. What ss showed: the
+// receiver held 18 bytes (of a 24-byte header) and advertised a zero window; the sender had
+// 560878 bytes, the rest of 28 messages, not sent, 100% receive-window limited. Our reading:
+// the 18 bytes sit in a large loopback segment whose whole size is charged to the receive
+// buffer, and the free space left is under one segment (mss 65483), so the window stays shut
+// and the header's other 6 bytes never come. A larger buffer (the kernel doubles the size
+// asked for, and caps it at net.core.rmem_max) leaves room for a segment beside any partial
+// header: 1400 runs passed with it. The provider sets it on its listening socket only, so it
+// reaches the connections a rank accepts (where that stream's data arrived), not the ones it
+// opens (where the rendezvous's read responses arrive: that still stalls, see
+// kEndpointReadsInFlight). It also turns the kernel's autotuning off for those sockets.
 void apply_provider_defaults() {
   static std::mutex m;
   const std::lock_guard lock(m);

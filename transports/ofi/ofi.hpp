@@ -70,7 +70,9 @@ struct Options {
   bool rendezvous = true;
   /// The rendezvous on the sockets provider too. Off by default: there (libfabric 1.17) RMA
   /// reads stalled for good with ~100 rendezvous outstanding between two endpoints, also with
-  /// at most 16 reads in flight. FABCOLL_OFI_RENDEZVOUS=1 sets it.
+  /// at most 16 reads in flight and with 4 MiB socket buffers asked (the read responses travel
+  /// to the connecting side, whose buffer the provider leaves at the kernel's default; ofi.cpp).
+  /// FABCOLL_OFI_RENDEZVOUS=1 sets it.
   bool rendezvous_on_sockets = false;
   /// Bounds of the registry of user regions (register_region): count and total bytes.
   std::size_t max_regions = 1024;

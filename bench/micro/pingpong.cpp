@@ -79,6 +79,13 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+/// The median over pairs of a[i] / b[i]: each quotient compares two batches run side by side.
+double median_ratio(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> q;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) q.push_back(a[i] / b[i]);
+  return median(q);
+}
+
 /// Seconds that f takes.
 template <class F>
 double timed(F&& f) {
@@ -163,22 +170,31 @@ int pingpong_main(int argc, char** argv) {
   bool compare_mpi = false;
   int iterations = 0;
   int windows_opt = 0;
+  int batches_opt = 0;
+  bool aa = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0) {
       if (!fabcoll::bench::first_process()) return 0;
       std::printf(
           "usage: fabcoll-run -n 2 [--transport ofi --provider P] -- fabcoll-pingpong [--max "
-          "BYTES] [--min BYTES] [--iterations N] [--windows W] [--no-register] [--compare-bare]\n"
+          "BYTES] [--min BYTES] [--iterations N] [--windows W] [--batches B] [--no-register]\n"
+          "       [--compare-bare [--aa]]\n"
           "       mpirun -n 2 --bind-to core fabcoll-pingpong-mpi [same options] [--compare-mpi]\n"
-          "Latency = half the round trip of a ping-pong (median of 5 batches of N round trips,\n"
-          "default 2000 up to 64 KiB, 200 up to 1 MiB, 40 above); bandwidth =\n"
+          "Latency = half the round trip of a ping-pong (median of B batches of N round trips,\n"
+          "default B = 5, N = 2000 up to 64 KiB, 200 up to 1 MiB, 40 above); bandwidth =\n"
           "bytes of W 64-message windows (default 100 up to 64 KiB, 10 up to 1 MiB, 3 above)\n"
-          "streamed from rank 0 to rank 1 per second (median of 3).\n"
+          "streamed from rank 0 to rank 1 per second (median of B batches, default 3).\n"
           "The buffer is registered once with fc_mem_register (as fabcoll-fi-pingpong registers\n"
           "its buffer once); --no-register leaves it to the per-call registration.\n"
           "--compare-bare (fabric path): also run the same loops on a bare libfabric endpoint\n"
           "of the same provider (as fabcoll-fi-pingpong), alternating with fabcoll batch by\n"
-          "batch, and print its latency, bandwidth and the ratios fabcoll / bare.\n"
+          "batch, and print its latency, bandwidth and the ratios fabcoll / bare. A Ratio is the\n"
+          "median over the batch pairs (each fabcoll batch and the baseline's batch beside it;\n"
+          "every other pair runs the baseline first) of fabcoll's figure / the baseline's, so\n"
+          "that each quotient compares two batches that met the same state of the machine.\n"
+          "--aa: fabcoll's turns run the baseline too (an A/A comparison): its Ratio columns\n"
+          "show how far apart two runs of the same loop come out here, the resolution of the\n"
+          "comparison on this machine.\n"
           "--compare-mpi (%s): the same with MPI_Send/MPI_Recv of the MPI library.\n",
           "fabcoll-pingpong-mpi under mpirun only");
       return 0;
@@ -193,6 +209,10 @@ int pingpong_main(int argc, char** argv) {
       iterations = std::max(1, std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--windows") == 0 && i + 1 < argc)
       windows_opt = std::max(1, std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--batches") == 0 && i + 1 < argc)
+      batches_opt = std::max(1, std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--aa") == 0)
+      aa = true;
     else if (std::strcmp(argv[i], "--compare-bare") == 0)
       compare_bare = true;
     else if (std::strcmp(argv[i], "--compare-mpi") == 0)
@@ -209,6 +229,10 @@ int pingpong_main(int argc, char** argv) {
     return 2;
   }
 #endif
+  if (aa && !compare_bare && !compare_mpi) {
+    std::fprintf(stderr, "%s: --aa needs --compare-bare or --compare-mpi\n", prog);
+    return 2;
+  }
   if (compare_mpi && compare_bare) {
     std::fprintf(stderr, "%s: --compare-bare and --compare-mpi: one at a time\n", prog);
     return 2;
@@ -302,6 +326,7 @@ int pingpong_main(int argc, char** argv) {
     std::printf("# fabcoll point-to-point, rank 0 <-> 1 over %s, buffer %s\n",
                 info.transport_of[1].c_str(),
                 register_buffer ? "registered (fc_mem_register)" : "registered per call");
+    if (base && aa) std::printf("# A/A (--aa): the columns headed fabcoll ran the baseline too\n");
     if (base) {
 #ifdef FABCOLL_PINGPONG_MPI
       if (compare_mpi)
@@ -343,42 +368,70 @@ int pingpong_main(int argc, char** argv) {
     const int iters = iterations > 0 ? iterations : n <= 65536 ? 2000 : n <= (1u << 20) ? 200 : 40;
     const fabcoll::MutableBytes b(buf.data(), n);
     std::vector<double> lat, bare_lat;
-    for (int batch = 0; batch < 6; ++batch) {  // batch 0 warms up
-      const double s = timed([&] {
-        Channel ch(comm, comm.next_sequence());
-        fabcoll::run_blocking(comm, progress, ping_pong(ch, b, iters));
-      });
-      if (batch > 0) lat.push_back(s * 1e6 / iters / 2);
-      settle();
-      if (base && in_pair) {
-        const double sb = timed([&] { base->ping_pong(me, buf.data(), n, iters); });
-        if (batch > 0) bare_lat.push_back(sb * 1e6 / iters / 2);
+    const bool paired = base && in_pair;
+    // One batch of each, in the pair's order; batch 0 warms up (not kept).
+    auto pair = [&](int batch, const auto& ours, const auto& theirs, std::vector<double>& mine,
+                    std::vector<double>& baseline) {
+      auto run_ours = [&] {
+        const double v = !aa ? ours() : paired ? theirs() : 0.0;
+        if (batch > 0) mine.push_back(v);
+        settle();
+      };
+      auto run_theirs = [&] {
+        if (paired) {
+          const double v = theirs();
+          if (batch > 0) baseline.push_back(v);
+        }
+        settle_baseline();
+      };
+      if (batch % 2 == 0) {
+        run_theirs();
+        run_ours();
+      } else {
+        run_ours();
+        run_theirs();
       }
-      settle_baseline();
+    };
+    const int lat_batches = batches_opt > 0 ? batches_opt : 5;
+    for (int batch = 0; batch <= lat_batches; ++batch) {
+      pair(
+          batch,
+          [&] {
+            const double sec = timed([&] {
+              Channel ch(comm, comm.next_sequence());
+              fabcoll::run_blocking(comm, progress, ping_pong(ch, b, iters));
+            });
+            return sec * 1e6 / iters / 2;
+          },
+          [&] {
+            return timed([&] { base->ping_pong(me, buf.data(), n, iters); }) * 1e6 / iters / 2;
+          },
+          lat, bare_lat);
     }
     const int windows = windows_opt > 0 ? windows_opt : n <= 65536 ? 100 : n <= (1u << 20) ? 10 : 3;
     const double bytes = static_cast<double>(n) * 64 * windows;
     std::vector<double> mbs, bare_mbs;
-    for (int rep = 0; rep < 4; ++rep) {  // rep 0 warms up
-      const double s = timed([&] {
-        Channel ch(comm, comm.next_sequence());
-        fabcoll::run_blocking(comm, progress, stream(ch, b, rep == 0 ? 1 : windows, 64));
-      });
-      if (rep > 0) mbs.push_back(bytes / s / 1e6);
-      settle();
-      if (base && in_pair) {
-        const double sb =
-            timed([&] { base->stream(me, buf.data(), n, rep == 0 ? 1 : windows, 64); });
-        if (rep > 0) bare_mbs.push_back(bytes / sb / 1e6);
-      }
-      settle_baseline();
+    const int bw_batches = batches_opt > 0 ? batches_opt : 3;
+    for (int rep = 0; rep <= bw_batches; ++rep) {
+      const int w = rep == 0 ? 1 : windows;
+      pair(
+          rep,
+          [&] {
+            const double sec = timed([&] {
+              Channel ch(comm, comm.next_sequence());
+              fabcoll::run_blocking(comm, progress, stream(ch, b, w, 64));
+            });
+            return bytes / sec / 1e6;
+          },
+          [&] { return bytes / timed([&] { base->stream(me, buf.data(), n, w, 64); }) / 1e6; }, mbs,
+          bare_mbs);
     }
     if (me == 0) {
       const double l = median(lat), m = median(mbs);
       if (base) {
         const double bl = median(bare_lat), bm = median(bare_mbs);
-        std::printf("%-10zu %14.2f %12.2f %8.3f %16.1f %14.1f %8.3f\n", n, l, bl, l / bl, m, bm,
-                    m / bm);
+        std::printf("%-10zu %14.2f %12.2f %8.3f %16.1f %14.1f %8.3f\n", n, l, bl,
+                    median_ratio(lat, bare_lat), m, bm, median_ratio(mbs, bare_mbs));
       } else {
         std::printf("%-10zu %14.2f %16.1f\n", n, l, m);
       }

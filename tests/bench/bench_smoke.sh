@@ -160,6 +160,20 @@ assert all(r["rounds"] == min(int(sys.argv[2]), r["iterations"]) for r in d["res
       awk '!/^#/ && NF > 0 { n++; if (NF != 7) bad = 1; for (i = 2; i <= 7; i++) if ($i + 0 <= 0) bad = 1 }
            END { exit bad || n != 3 }' "$work/out" || fail "$prov: expected 3 rows of 7 positive fields"
     done
+    # --aa (the baseline in both turns) with --batches: the same columns; without a baseline,
+    # refused with a message.
+    "$run" -n 2 --timeout 60 --transport ofi --provider sockets -- "$bench" --compare-bare --aa \
+      --batches 2 --min 8 --max 16 --iterations 20 --windows 2 >"$work/out" 2>"$work/err" ||
+      { cat "$work/out" "$work/err" >&2; fail "pingpong --compare-bare --aa exited non-zero"; }
+    cat "$work/out"
+    grep -q '^# A/A' "$work/out" || fail "--aa: no A/A header line"
+    awk '!/^#/ && NF > 0 { n++; if (NF != 7) bad = 1; for (i = 2; i <= 7; i++) if ($i + 0 <= 0) bad = 1 }
+         END { exit bad || n != 2 }' "$work/out" || fail "--aa: expected 2 rows of 7 positive fields"
+    if "$run" -n 2 --timeout 60 -- "$bench" --aa --max 8 >"$work/out" 2>"$work/err"; then
+      fail "--aa without a baseline was accepted"
+    fi
+    grep -q "needs --compare-bare or --compare-mpi" "$work/err" ||
+      { cat "$work/err" >&2; fail "no message for --aa without a baseline"; }
     if "$run" -n 2 --timeout 60 --transport shm -- "$bench" --compare-bare --max 8 >"$work/out" 2>"$work/err"; then
       fail "--compare-bare on the shm transport was accepted"
     fi

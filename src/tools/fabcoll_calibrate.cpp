@@ -209,9 +209,16 @@ std::vector<double> pingpong_sizes(bool quick) {
   return s;
 }
 
-/// The ping-pong after the validation against the one before (median ratio over the sizes):
-/// outside [1/kDriftHigh, kDriftHigh] the machine changed speed during the run.
+/// The ping-pong after the validation against the one before (median ratio over the sizes
+/// below kDriftLargeFrom, and over those from it; the drift is whichever moved more): outside
+/// [1/kDriftHigh, kDriftHigh] the machine changed speed during the run.
 constexpr double kDriftHigh = 1.25;
+/// Where the drift's second median starts. One median over all sizes (8 B … 4 MiB with --quick:
+/// 13 of 20 below 64 KiB) did not see large messages slow down alone: a p = 2 sockets launch
+/// measured x1.16 and validated every all-reduce from 16 KiB at about twice its time predicted
+/// (1 MiB: 936 against 439 µs), and 1 MiB all-reduces, all-gathers and broadcasts took 2.3 to
+/// 2.9 times as long in some launches as in others (a 1 MiB broadcast 663–686 against 233 µs).
+constexpr double kDriftLargeFrom = 65536;
 /// The written-data probe (written_probe) after the validation against the one before: outside
 /// [1/kProbeHigh, kProbeHigh] the cost of written data changed during the run.
 constexpr double kProbeHigh = 1.25;
@@ -951,7 +958,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> train_names;  // "collective,algorithm,bytes" of train[i]
   std::map<Collective, std::vector<tuning::CrossoverSegment>> tables;
   std::vector<Measured> results;
-  double drift = 1;
+  double drift = 1, drift_small = 1, drift_large = 1;
   bool drifted = false;
   double probe_before = 1, probe_after = 1, probe_change = 1;
   bool probe_moved = false;
@@ -969,8 +976,8 @@ int main(int argc, char** argv) {
   // An attempt's state as references (assignable from a snapshot of values).
   const auto state = [&] {
     return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier_time, train, train_names, tables,
-                    results, drift, drifted, probe_before, probe_after, probe_change, probe_moved,
-                    fanout_runs);
+                    results, drift, drift_small, drift_large, drifted, probe_before, probe_after,
+                    probe_change, probe_moved, fanout_runs);
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
@@ -1327,17 +1334,18 @@ int main(int argc, char** argv) {
     // 5b: the ping-pong once more, after the validation. This VM (and any shared machine) can
     // change speed within a run: a validation that ran at a third of the ping-pong's speed made
     // the median error 60–130%. The median over the sizes of the second one-way time over the
-    // first tells such a run apart (reported; nothing is refitted from it).
-    drift = 1;
+    // first, below kDriftLargeFrom and from it, tells such a run apart (reported; nothing is
+    // refitted from it).
+    drift = drift_small = drift_large = 1;
     if (!no_validate) {
       prog.phase("5/5 ping-pong again");
       const PingPong again =
           measure_pingpong(world, rank, p, layout > 0, all_pairs == "exchange", quick, prog, 0,
                            /*time_exchanges=*/false);
-      std::vector<double> ratios;
-      for (std::size_t i = 0; i < again.medians.size() && i < pp.medians.size(); ++i)
-        if (pp.medians[i].t > 0) ratios.push_back(again.medians[i].t / pp.medians[i].t);
-      if (!ratios.empty()) drift = median(ratios);
+      const tuning::Drift d = tuning::pingpong_drift(pp.medians, again.medians, kDriftLargeFrom);
+      drift_small = d.small;
+      drift_large = d.large;
+      drift = d.drift;
     }
     drifted = drift > kDriftHigh || drift < 1 / kDriftHigh;
     // The written-data probe again: its change is the VM's slow mode coming or going, which the
@@ -1367,9 +1375,10 @@ int main(int argc, char** argv) {
     if (rank == 0 && disturbed && attempt <= retries)
       std::fprintf(stderr,
                    "fabcoll-calibrate: attempt %d: the machine changed speed during the run "
-                   "(ping-pong after the validation x%.2f the one before, written data across "
-                   "CPUs x%.2f%s); %s\n",
-                   attempt, drift, probe_change, forced ? ", FABCOLL_CALIBRATE_TEST_DISTURB" : "",
+                   "(ping-pong after the validation x%.2f the one before: x%.2f below 64 KiB, "
+                   "x%.2f from 64 KiB; written data across CPUs x%.2f%s); %s\n",
+                   attempt, drift, drift_small, drift_large, probe_change,
+                   forced ? ", FABCOLL_CALIBRATE_TEST_DISTURB" : "",
                    again != 0 ? ("measuring again (" + std::to_string(attempt) + " of --retries " +
                                  std::to_string(retries) + ")")
                                     .c_str()
@@ -1411,6 +1420,8 @@ int main(int argc, char** argv) {
     v["median_abs_rel_error"] = med_err;
     v["max_regret"] = max_regret;
     v["pingpong_drift"] = drift;
+    v["pingpong_drift_below_64k"] = drift_small;
+    v["pingpong_drift_from_64k"] = drift_large;
     v["attempts"] = attempt;
     v["kept_attempt"] = kept;
     v["written_probe"] = {{"before", probe_before}, {"after", probe_after}};
@@ -1493,8 +1504,10 @@ int main(int argc, char** argv) {
             "attempts: %d (the machine changed speed during every one; kept attempt %d, where "
             "it changed least)\n",
             attempt, kept);
-      std::printf("ping-pong after the validation: x%.2f the one before (median over sizes)\n",
-                  drift);
+      std::printf(
+          "ping-pong after the validation: x%.2f the one before (median over sizes: x%.2f below "
+          "64 KiB, x%.2f from 64 KiB)\n",
+          drift, drift_small, drift_large);
       if (drifted)
         std::fprintf(stderr,
                      "fabcoll-calibrate: warning: the ping-pong after the validation took "
@@ -1646,7 +1659,9 @@ int main(int argc, char** argv) {
          << fmt("%.1f", 100 * med_err) << "%**; maximum selection regret (time of the chosen "
          << "algorithm / fastest measured − 1): **" << fmt("%.1f", 100 * max_regret) << "%**.\n\n"
          << "The ping-pong timed again after the validation took **x" << fmt("%.2f", drift)
-         << "** the time of the first (median over the sizes)"
+         << "** the time of the first (median over the sizes below 64 KiB: x"
+         << fmt("%.2f", drift_small) << ", from 64 KiB: x" << fmt("%.2f", drift_large)
+         << "; the one that moved more)"
          << (drifted ? ": the machine changed speed during the run, and the errors include that."
                      : ".")
          << " Written data across CPUs (a 128 KiB round trip of just-written against untouched "

@@ -222,6 +222,19 @@ double median_abs(std::span<const double> xs) {
   return m;
 }
 
+Drift pingpong_drift(std::span<const Point> before, std::span<const Point> again,
+                     double large_from) {
+  std::vector<double> small, large;
+  for (std::size_t i = 0; i < before.size() && i < again.size(); ++i)
+    if (before[i].t > 0)
+      (before[i].n < large_from ? small : large).push_back(again[i].t / before[i].t);
+  Drift d;
+  if (!small.empty()) d.small = median_abs(small);
+  if (!large.empty()) d.large = median_abs(large);
+  d.drift = std::fabs(std::log(d.large)) > std::fabs(std::log(d.small)) ? d.large : d.small;
+  return d;
+}
+
 WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega, double chi_lo,
                                    double chi_hi) {
   WrittenFit best;

@@ -131,4 +131,17 @@ WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_om
 /// Median of |x| over xs (0 for none).
 double median_abs(std::span<const double> xs);
 
+/// How far a ping-pong timed again moved from the one before (points per size, matched by
+/// index): the median of again / before over the sizes below large_from (small) and over those
+/// from it (large); drift is whichever of the two lies further from 1 as a ratio. Each is 1
+/// where it has no sizes. Two medians, because one over all sizes is mostly small messages and
+/// did not see large ones slow down alone (fabcoll-calibrate, kDriftLargeFrom).
+struct Drift {
+  double small = 1;
+  double large = 1;
+  double drift = 1;
+};
+Drift pingpong_drift(std::span<const Point> before, std::span<const Point> again,
+                     double large_from);
+
 }  // namespace fabcoll::tuning

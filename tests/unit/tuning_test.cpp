@@ -392,6 +392,40 @@ TEST(Fit, MedianAbs) {
   EXPECT_EQ(median_abs(std::vector<double>{-4, 1, 2, 3}), 2.5);
 }
 
+// The ping-pong's drift has a median per regime: large messages that slowed down alone (as
+// on this VM) move it, where one median over 8 B … 4 MiB (13 of 20 sizes below 64 KiB) stays at 1.
+TEST(Fit, PingPongDriftPerRegime) {
+  std::vector<Point> before, large_slow, small_fast;
+  for (double n = 8; n <= double(4 << 20); n *= 2) {
+    const double t = 1e-6 + n * 2e-10;
+    before.push_back({n, t});
+    large_slow.push_back({n, n >= 65536 ? 2.5 * t : t});
+    small_fast.push_back({n, n < 65536 ? 0.7 * t : 1.02 * t});
+  }
+  std::vector<double> all;
+  for (std::size_t i = 0; i < before.size(); ++i) all.push_back(large_slow[i].t / before[i].t);
+  EXPECT_NEAR(median_abs(all), 1.0, 1e-12);  // one median over all sizes: no drift seen
+
+  const Drift d = pingpong_drift(before, large_slow, 65536);
+  EXPECT_NEAR(d.small, 1.0, 1e-12);
+  EXPECT_NEAR(d.large, 2.5, 1e-12);
+  EXPECT_NEAR(d.drift, 2.5, 1e-12);
+
+  const Drift f = pingpong_drift(before, small_fast, 65536);
+  EXPECT_NEAR(f.small, 0.7, 1e-12);
+  EXPECT_NEAR(f.large, 1.02, 1e-12);
+  EXPECT_NEAR(f.drift, 0.7, 1e-12);  // further from 1 as a ratio than 1.02
+
+  // Only small sizes (a run that stops below 64 KiB): the large median stays 1.
+  const std::vector<Point> few(before.begin(), before.begin() + 3);
+  std::vector<Point> few_again = few;
+  for (Point& q : few_again) q.t *= 1.3;
+  const Drift g = pingpong_drift(few, few_again, 65536);
+  EXPECT_NEAR(g.small, 1.3, 1e-12);
+  EXPECT_EQ(g.large, 1.0);
+  EXPECT_NEAR(g.drift, 1.3, 1e-12);
+}
+
 // ---- crossovers ---------------------------------------------------------------------------
 
 const std::vector<Collective> kColls = {Collective::bcast,     Collective::reduce,

@@ -1496,7 +1496,9 @@ int main(int argc, char** argv) {
           "median |predicted - measured| / measured = %.1f%%, max selection regret = "
           "%.1f%% (%zu runs, %.1f s)\n",
           100 * med_err, 100 * max_regret, results.size(), prog.elapsed());
-      if (attempt > 1 && kept == attempt)
+      // After a retry the last attempt is either undisturbed (reported as it is) or, where the
+      // machine changed speed during every one, the least changed is kept (possibly the last).
+      if (attempt > 1 && !last_disturbed)
         std::printf("attempts: %d (the machine changed speed during the %s)\n", attempt,
                     attempt == 2 ? "first" : ("first " + std::to_string(attempt - 1)).c_str());
       else if (attempt > 1)
@@ -1668,7 +1670,7 @@ int main(int argc, char** argv) {
          << "messages): **x" << fmt("%.2f", probe_before) << "** before the fit, **x"
          << fmt("%.2f", probe_after) << "** after the validation"
          << (probe_moved ? ": the cost of written data changed during the run." : ".")
-         << (attempt > 1 && kept == attempt
+         << (attempt > 1 && !last_disturbed
                  ? " This was attempt " + std::to_string(attempt) +
                        ": in the attempts before it the machine changed speed (--retries)."
              : attempt > 1

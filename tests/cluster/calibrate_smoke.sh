@@ -15,13 +15,17 @@ FABCOLL_CALIBRATE_TEST_DISTURB=1 "$run" -n "$p" "$@" -- "$cal" --quick --retries
   cat "$work/out" "$work/err"; exit 1; }
 grep -q "median |predicted - measured| / measured" "$work/out"
 # The written-data probe, printed and in the validation summary, before and after (> 0).
-grep -Eq "^written data across CPUs .*: x[0-9.]+ before the fit, x[0-9.]+ after the validation" "$work/out" ||
+# Also after each validated size: one probe per size, their range on the line.
+grep -Eq "^written data across CPUs .*: x[0-9.]+ before the fit, x[0-9.]+ after the validation \(x[0-9.]+–x[0-9.]+ after each validated size\)" "$work/out" ||
   { echo "no written-data probe line"; cat "$work/out"; exit 1; }
 python3 -c '
 import json, sys
-w = json.load(open(sys.argv[1]))["validation"]["written_probe"]
-sys.exit(0 if w["before"] > 0 and w["after"] > 0 else 1)' "$work/tuning.json" ||
-  { echo "no written_probe in the validation summary"; exit 1; }
+v = json.load(open(sys.argv[1]))["validation"]
+w = v["written_probe"]
+sizes = {(r["collective"], r["n"]) for r in v["runs"]}
+ok = w["before"] > 0 and w["after"] > 0 and len(w["during"]) == len(sizes) and min(w["during"]) > 0
+sys.exit(0 if ok else 1)' "$work/tuning.json" ||
+  { echo "no written_probe (before, after, one per validated size during) in the validation summary"; exit 1; }
 # The retry: announced, counted in the output, the summary and the report.
 grep -q "attempt 1: the machine changed speed during the run" "$work/err" ||
   { echo "no retry announced"; cat "$work/err"; exit 1; }

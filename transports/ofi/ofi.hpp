@@ -111,7 +111,9 @@ inline constexpr std::size_t kSocketsBufferBytes = std::size_t{4} << 20;
 
 /// Sets the libfabric provider parameters fabcoll needs, in the environment, where the user has
 /// not set them; called before a fabric opens (providers read them then). Today one:
-/// FI_SOCKETS_MAX_BUF_SZ = kSocketsBufferBytes (why: ofi.cpp).
+/// FI_SOCKETS_MAX_BUF_SZ = kSocketsBufferBytes (why: ofi.cpp). It uses setenv: a thread of the
+/// application that reads the environment at that moment races with it, as with any setenv
+/// (the provider offers no other way to pass its parameters).
 void apply_provider_defaults();
 
 /// Providers that can open an RDM endpoint with tagged messages here (deduplicated, in

@@ -673,6 +673,7 @@ struct FanoutRun {
 struct Measured {
   std::string coll, alg;
   double n = 0, predicted = 0, measured = 0;
+  double probe = 0;  // the written-data probe right after its size was validated
   bool chosen = false, fastest = false;
 };
 
@@ -1346,6 +1347,8 @@ int main(int argc, char** argv) {
         // all-reduce at 194 KiB with every algorithm but recursive doubling at 2.3-4 times its
         // prediction, as the slow mode has it, and the hybrid's regret was 78%.
         probes_during.push_back(written_probe(world, rank, p, placed, quick));
+        for (std::size_t i = results.size() - here.size(); i < results.size(); ++i)
+          results[i].probe = probes_during.back();
       }
     }
 
@@ -1429,17 +1432,22 @@ int main(int argc, char** argv) {
     std::vector<double> errs;
     double max_regret = 0;
     std::map<std::pair<std::string, double>, std::pair<double, double>> by_size;  // chosen, best
+    std::map<std::pair<std::string, double>, double> probe_of;                    // after the size
     for (const auto& me : results) {
       errs.push_back((me.predicted - me.measured) / me.measured);
       auto& e = by_size[{me.coll, me.n}];
       if (me.chosen) e.first = me.measured;
       if (me.fastest) e.second = me.measured;
+      probe_of[{me.coll, me.n}] = me.probe;
     }
     nlohmann::json regrets = nlohmann::json::array();
     for (const auto& [key, v] : by_size) {
       const double regret = v.second > 0 && v.first > 0 ? v.first / v.second - 1 : 0;
       max_regret = std::max(max_regret, regret);
-      regrets.push_back({{"collective", key.first}, {"n", key.second}, {"regret", regret}});
+      regrets.push_back({{"collective", key.first},
+                         {"n", key.second},
+                         {"regret", regret},
+                         {"probe", probe_of[key]}});
     }
     const double med_err = tuning::median_abs(errs);
     nlohmann::json v;
@@ -1471,7 +1479,8 @@ int main(int argc, char** argv) {
                       {"predicted", me.predicted},
                       {"measured", me.measured},
                       {"chosen", me.chosen},
-                      {"fastest", me.fastest}});
+                      {"fastest", me.fastest},
+                      {"probe", me.probe}});
     v["runs"] = rows;
     file.validation_json = v.dump();
 
@@ -1526,6 +1535,15 @@ int main(int argc, char** argv) {
           "median |predicted - measured| / measured = %.1f%%, max selection regret = "
           "%.1f%% (%zu runs, %.1f s)\n",
           100 * med_err, 100 * max_regret, results.size(), prog.elapsed());
+      // Each regret over 10% with the written-data probe taken right after its size: whether
+      // that size ran in the state the fit saw.
+      for (const auto& r : regrets)
+        if (r["regret"].get<double>() > 0.10)
+          std::printf(
+              "regret %.1f%% at %s %.0f B: written data across CPUs x%.2f right after it, "
+              "x%.2f before the fit\n",
+              100 * r["regret"].get<double>(), r["collective"].get<std::string>().c_str(),
+              r["n"].get<double>(), r["probe"].get<double>(), probe_before);
       // After a retry the last attempt is either undisturbed (reported as it is) or, where the
       // machine changed speed during every one, the least changed is kept (possibly the last).
       if (attempt > 1 && !last_disturbed)
@@ -1620,10 +1638,11 @@ int main(int argc, char** argv) {
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");
-        csv << "collective,algorithm,n,predicted,measured,chosen,fastest\n";
+        csv << "collective,algorithm,n,predicted,measured,chosen,fastest,probe\n";
         for (const auto& me : results)
           csv << me.coll << ',' << me.alg << ',' << me.n << ',' << me.predicted << ','
-              << me.measured << ',' << int(me.chosen) << ',' << int(me.fastest) << '\n';
+              << me.measured << ',' << int(me.chosen) << ',' << int(me.fastest) << ',' << me.probe
+              << '\n';
       }
       std::string fanout_text;
       if (!fanout_runs.empty()) {

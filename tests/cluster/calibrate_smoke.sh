@@ -24,6 +24,8 @@ v = json.load(open(sys.argv[1]))["validation"]
 w = v["written_probe"]
 sizes = {(r["collective"], r["n"]) for r in v["runs"]}
 ok = w["before"] > 0 and w["after"] > 0 and len(w["during"]) == len(sizes) and min(w["during"]) > 0
+# Each run and each size regret carries the probe taken right after its size, one of "during".
+ok = ok and all(r["probe"] in w["during"] for r in v["runs"] + v["regret_by_size"])
 sys.exit(0 if ok else 1)' "$work/tuning.json" ||
   { echo "no written_probe (before, after, one per validated size during) in the validation summary"; exit 1; }
 # The retry: announced, counted in the output, the summary and the report.

@@ -733,35 +733,42 @@ int batch_calls(double bytes) { return std::clamp(static_cast<int>(8e6 / (bytes 
 /// calls overlapped: on 16 cores at p = 4 and 8 the naive broadcast of 256 B took 0.6–1.0 µs
 /// a call, less than one message's one-way time (0.67 µs at p = 4), and 83–179% less than its
 /// prediction (2o + α: the last of the root's sends), where the next root was its first
-/// receiver. Other collectives take the ranks in order (a reduce's ranks all join each call), and
-/// so does the oversubscribed fit (models == nullptr), which was built on that order: with the
-/// last receivers there, five p = 4 launches on 2 cores fitted ω = 1.00–1.10 and all five chose
-/// the hybrid or Rabenseifner at 130–900 KiB, measured 1.5–2.7 times recursive doubling (regret
-/// 49–82%); with the order kept, 3 of the next 10 launches stayed at or under 11%. Launches
-/// here vary that much from batch to batch, so the evidence for either order is weak. The
-/// barrier's own time (measured alone) is taken off once per batch. The candidates take turns,
-/// one batch each per round, so that load from other processes that comes and goes hits all of
-/// them alike (the regret compares them). The turns rotate: round r starts with candidate
-/// r mod #candidates, so that what one turn leaves behind (cache lines the peer just wrote, a
-/// descheduled rank) falls on every candidate alike rather than always on the first. Each
-/// candidate runs under models[j] when given (the model its prediction used: hybrid's strategy
-/// follows it), and packets[j] (a pipelined algorithm's packet, in bytes; 0 otherwise).
+/// receiver. Other collectives take the ranks in order (a reduce's ranks all join each call).
+/// The oversubscribed fit (models == nullptr) orders its broadcasts the same way, by the last
+/// receivers under `order` (the model it starts from), so that it fits what the validation
+/// times. With the ranks in order there, its naive broadcast's calls overlapped (p = 4 sockets
+/// on 2 cores: 22.8 µs a call at 64 B in the fit, 47 µs at 256 B in the validation), the fit
+/// took a hop for less than half its validated time, and reduce + bcast was chosen up to 1 MiB
+/// (median errors 39 and 49% in two launches; 19.3 and 19.1% in the next two with the order
+/// of the validation). An earlier code chose the ranks in order for the fit after five p = 4
+/// shm launches with the last receivers had all chosen the hybrid or Rabenseifner at 130–900
+/// KiB (regret 49–82%); at this code two shm launches each way gave 12.8/20.8 and 13.9/4.9%
+/// with the last receivers, 14.8/11.0 and 27.9/52.2% without. The barrier's own time (measured
+/// alone) is taken off once per batch. The candidates take turns, one batch each per round, so that
+/// load from other processes that comes and goes hits all of them alike (the regret compares them).
+/// The turns rotate: round r starts with candidate r mod #candidates, so that what one turn leaves
+/// behind (cache lines the peer just wrote, a descheduled rank) falls on every candidate alike
+/// rather than always on the first. Each candidate runs under models[j] when given (the model its
+/// prediction used: hybrid's strategy follows it), and packets[j] (a pipelined algorithm's packet,
+/// in bytes; 0 otherwise). Without models a broadcast's next roots come from `order` (required then
+/// for a broadcast).
 std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm& comm, int p,
                                     const std::vector<const Algorithm*>& cands,
                                     const std::vector<double>& packets,
                                     const std::vector<fabcoll::CostModel>* models,
                                     std::size_t bytes, int reps, double barrier_time,
                                     std::vector<double>& a, std::vector<double>& b,
-                                    ProgressLine* prog) {
+                                    ProgressLine* prog, const fabcoll::CostModel* order = nullptr) {
   const int batch = batch_calls(static_cast<double>(bytes));
   std::vector<std::vector<int>> next(cands.size());
   for (std::size_t j = 0; j < cands.size(); ++j) {
-    if (c == Collective::bcast && p > 1 && models != nullptr) {
+    if (c == Collective::bcast && p > 1 && (models != nullptr || order != nullptr)) {
       // packets[j] is a packet's bytes (as FABCOLL_<COLL>_PACKET); the sim takes their count,
       // as the engine cuts them.
       const auto k = static_cast<std::size_t>(
           packets[j] > 0 ? std::ceil(static_cast<double>(bytes) / packets[j]) : 0.0);
-      next[j] = fabcoll::last_receivers(*cands[j], p, bytes, (*models)[j], k);
+      next[j] = fabcoll::last_receivers(*cands[j], p, bytes,
+                                        models != nullptr ? (*models)[j] : *order, k);
     } else {
       next[j].resize(static_cast<std::size_t>(p));
       for (int r = 0; r < p; ++r) next[j][static_cast<std::size_t>(r)] = (r + 1) % p;
@@ -1147,6 +1154,11 @@ int main(int argc, char** argv) {
     if (layout > 0 && oversub_fit == "collectives") {
       prog.phase("3b/5 fit to collectives");
       const std::size_t top = 393216;
+      // The broadcasts' next roots, as the validation finds them (its model pulls and is
+      // placed alike).
+      fabcoll::CostModel order = lp.model;
+      order.pull_bytes = pull;
+      order.placement = placed;
       std::vector<double> a(top * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
           b(a.size(), 0.0);
       for (Collective c : {Collective::bcast, Collective::allreduce, Collective::allgather}) {
@@ -1182,7 +1194,7 @@ int main(int argc, char** argv) {
           const std::vector<double> packets(cands.size(), 0.0);
           const std::vector<double> t = time_candidates(
               c, world, fabcoll::world_comm(ctx), p, cands, packets, nullptr,
-              static_cast<std::size_t>(n), quick ? 21 : 41, barrier_time, a, b, nullptr);
+              static_cast<std::size_t>(n), quick ? 21 : 41, barrier_time, a, b, nullptr, &order);
           for (std::size_t j = 0; j < pts.size(); ++j) {
             pts[j].t = t[j];
             train.push_back(pts[j]);

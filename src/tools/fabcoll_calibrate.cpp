@@ -1159,10 +1159,19 @@ int main(int argc, char** argv) {
       fabcoll::CostModel order = lp.model;
       order.pull_bytes = pull;
       order.placement = placed;
+      // The smallest size timed: 256 B over the fabric, the validation's smallest size, as a
+      // provider's inject limit parts the smallest messages from the rest (sockets: 255 B; its
+      // ping-pong 8.4 µs one way at 32 B, 7.8 at 128 B, 13.8 at 256 B). Fitted from 64 B, a line
+      // through the injected point and the others took α for half a 256 B hop: the validation
+      // measured every algorithm at 1.5-2 times its prediction (p = 4 sockets: median error 39 and
+      // 41% in two launches, 28.3 and 22.2% from 256 B). Inside a node 64 B: fitted from 256 B, a
+      // p = 4 shm launch chose reduce + bcast below 14 KiB (regret 74% at 256 B), which four
+      // launches from 64 B did not.
+      const double smallest = link.starts_with("ofi") ? 256.0 : 64.0;
       std::vector<double> a(top * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
           b(a.size(), 0.0);
       for (Collective c : {Collective::bcast, Collective::allreduce, Collective::allgather}) {
-        for (const double n : {64.0, 2048.0, 32768.0, static_cast<double>(top)}) {
+        for (const double n : {smallest, 2048.0, 32768.0, static_cast<double>(top)}) {
           // Only formulas linear in α, β, γ (hybrid picks a strategy by the model: left out),
           // not pipelined (their k depends on the model), timed together as the validation
           // times its candidates (time_candidates).

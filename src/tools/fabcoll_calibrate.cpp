@@ -739,19 +739,19 @@ int batch_calls(double bytes) { return std::clamp(static_cast<int>(8e6 / (bytes 
 /// times. With the ranks in order there, its naive broadcast's calls overlapped (p = 4 sockets
 /// on 2 cores: 22.8 µs a call at 64 B in the fit, 47 µs at 256 B in the validation), the fit
 /// took a hop for less than half its validated time, and reduce + bcast was chosen up to 1 MiB
-/// (median errors 39 and 49% in two launches; 19.3 and 19.1% in the next two with the order
-/// of the validation). An earlier code chose the ranks in order for the fit after five p = 4
-/// shm launches with the last receivers had all chosen the hybrid or Rabenseifner at 130–900
-/// KiB (regret 49–82%); at this code two shm launches each way gave 12.8/20.8 and 13.9/4.9%
-/// with the last receivers, 14.8/11.0 and 27.9/52.2% without. The barrier's own time (measured
-/// alone) is taken off once per batch. The candidates take turns, one batch each per round, so that
-/// load from other processes that comes and goes hits all of them alike (the regret compares them).
-/// The turns rotate: round r starts with candidate r mod #candidates, so that what one turn leaves
-/// behind (cache lines the peer just wrote, a descheduled rank) falls on every candidate alike
-/// rather than always on the first. Each candidate runs under models[j] when given (the model its
-/// prediction used: hybrid's strategy follows it), and packets[j] (a pipelined algorithm's packet,
-/// in bytes; 0 otherwise). Without models a broadcast's next roots come from `order` (required then
-/// for a broadcast).
+/// (median errors 39 and 49% in two launches; 19.3, 19.1, 41.0 and 39.1% in the next four with
+/// the validation's order: the rest is the 256 B step below and the VM's drift). An earlier code
+/// chose the ranks in order for the fit after five p = 4 shm launches with the last receivers had
+/// all chosen the hybrid or Rabenseifner at 130–900 KiB (regret 49–82%); at this code two shm
+/// launches each way gave 12.8/20.8 and 13.9/4.9% with the last receivers, 14.8/11.0 and 27.9/52.2%
+/// without. The barrier's own time (measured alone) is taken off once per batch. The candidates
+/// take turns, one batch each per round, so that load from other processes that comes and goes hits
+/// all of them alike (the regret compares them). The turns rotate: round r starts with candidate r
+/// mod #candidates, so that what one turn leaves behind (cache lines the peer just wrote, a
+/// descheduled rank) falls on every candidate alike rather than always on the first. Each candidate
+/// runs under models[j] when given (the model its prediction used: hybrid's strategy follows it),
+/// and packets[j] (a pipelined algorithm's packet, in bytes; 0 otherwise). Without models a
+/// broadcast's next roots come from `order` (required then for a broadcast).
 std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm& comm, int p,
                                     const std::vector<const Algorithm*>& cands,
                                     const std::vector<double>& packets,
@@ -1163,10 +1163,11 @@ int main(int argc, char** argv) {
       // provider's inject limit parts the smallest messages from the rest (sockets: 255 B; its
       // ping-pong 8.4 µs one way at 32 B, 7.8 at 128 B, 13.8 at 256 B). Fitted from 64 B, a line
       // through the injected point and the others took α for half a 256 B hop: the validation
-      // measured every algorithm at 1.5-2 times its prediction (p = 4 sockets: median error 39 and
-      // 41% in two launches, 28.3 and 22.2% from 256 B). Inside a node 64 B: fitted from 256 B, a
-      // p = 4 shm launch chose reduce + bcast below 14 KiB (regret 74% at 256 B), which four
-      // launches from 64 B did not.
+      // measured every algorithm at 1.5-2 times its prediction (p = 4 sockets: median errors 41.0
+      // and 39.1% in two launches; from 256 B 28.3, 22.2, 43.2 and 24.4%, the 28.3 and 43.2 with
+      // the ping-pong after the validation at x0.43 and x0.52 the first). Inside a node 64 B:
+      // fitted from 256 B, a p = 4 shm launch chose reduce + bcast below 14 KiB (regret 74% at
+      // 256 B), which four launches from 64 B did not.
       const double smallest = link.starts_with("ofi") ? 256.0 : 64.0;
       std::vector<double> a(top * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
           b(a.size(), 0.0);

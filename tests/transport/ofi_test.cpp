@@ -192,7 +192,7 @@ class OfiConformance : public ::testing::TestWithParam<std::string> {
   }
   /// sockets_rendezvous: the rendezvous also on sockets (off there by default), so its RTS
   /// marker (tag bit 63) stays tested; not where ~100 rendezvous are outstanding (it stalls).
-  [[nodiscard]] ofi::Options options(std::size_t eager_limit = 16384,
+  [[nodiscard]] ofi::Options options(std::size_t eager_limit = ofi::Options{}.eager_limit,
                                      bool sockets_rendezvous = true) const {
     ofi::Options o;
     o.provider = GetParam();
@@ -355,17 +355,22 @@ TEST_P(OfiConformance, AboveEagerLimitRendezvousWithoutStaging) {
   });
 }
 
-// Eager sizes around the 32-byte header slot and the providers' inject sizes (shm 4096, sockets
-// 255, tcp;ofi_rxm 64): small sends go without the prefix where the RTS marker is CQ data, and
-// the receiver moves the bytes that landed in its header slot into place. Each receive sits in
-// a larger buffer whose tail must stay untouched; in the second pass every message arrives
-// before its receive. Then the raw truncation cases: a message longer than its receive by at
-// most the header slot (nothing reaches the sink), and bytes into a receive of none.
-TEST_P(OfiConformance, EagerSizesAroundTheHeaderAndInjectSizes) {
-  run_world(options(), 2, [&](RankCtx& c) {
+// Eager sizes around the 32-byte header slot, the providers' inject sizes (shm 4096, sockets
+// 255, tcp;ofi_rxm 64) and up to 16 KiB (tcp;ofi_rxm's eager buffer; the default eager limit is
+// above it): eager sends go without the prefix where the RTS marker is CQ data (with
+// Options::raw_eager off, only those the provider can inject), and the receiver moves the bytes
+// that landed in its header slot into place. Each receive sits in a larger buffer whose tail
+// must stay untouched; in the second pass every message arrives before its receive. Then the
+// raw truncation cases: a message longer than its receive by at most the header slot (nothing
+// reaches the sink), and bytes into a receive of none.
+void eager_sizes_around_the_header_and_inject_sizes(const ofi::Options& o) {
+  run_world(o, 2, [&](RankCtx& c) {
     const int peer = 1 - c.rank;
-    const std::vector<std::size_t> sizes = {1,   8,   31,   32,   33,   63,   64,   65,  200,
-                                            255, 256, 4063, 4064, 4065, 4095, 4096, 4097};
+    const std::vector<std::size_t> sizes = {1,    8,    31,   32,   33,   63,    64,   65,
+                                            200,  255,  256,  4063, 4064, 4065,  4095, 4096,
+                                            4097, 8191, 8192, 8193, 9000, 16383, 16384};
+    ASSERT_GT(c.ep.eager_limit(), sizes.back()) << "every size here must go eager";
+    const ofi::Stats before = c.ep.stats();
     for (const bool unexpected : {false, true}) {
       std::vector<std::vector<std::byte>> out;
       std::vector<std::vector<std::byte>> in;
@@ -399,6 +404,13 @@ TEST_P(OfiConformance, EagerSizesAroundTheHeaderAndInjectSizes) {
       }
       progress_barrier(c, unexpected ? "raw-u" : "raw");
     }
+    const ofi::Stats& after = c.ep.stats();
+    EXPECT_EQ(after.rendezvous_messages, before.rendezvous_messages);
+    if (c.ep.raw_eager_enabled()) {  // every one of them went without the prefix
+      EXPECT_EQ(after.raw_messages - before.raw_messages, 2 * sizes.size());
+    } else if (!o.raw_eager && c.ep.rendezvous_enabled()) {  // only those the provider injected
+      EXPECT_LT(after.raw_messages - before.raw_messages, 2 * sizes.size());
+    }
     // Truncation: 40 bytes into 20 (20 < 40 <= 20 + 32), 8 into 0; then 0 into 0 still works.
     const std::vector<std::byte> forty = make_payload(c.rank, 7, 40);
     std::vector<std::byte> into20(20 + 48, std::byte{0xee});
@@ -419,6 +431,16 @@ TEST_P(OfiConformance, EagerSizesAroundTheHeaderAndInjectSizes) {
       EXPECT_EQ(error_of(ts[i]), Errc::success) << ts[i].op()->message;
     progress_barrier(c, "raw-trunc");
   });
+}
+
+TEST_P(OfiConformance, EagerSizesAroundTheHeaderAndInjectSizes) {
+  eager_sizes_around_the_header_and_inject_sizes(options());
+}
+
+TEST_P(OfiConformance, EagerSizesWithThePrefixAboveTheInjectSize) {
+  ofi::Options o = options();
+  o.raw_eager = false;
+  eager_sizes_around_the_header_and_inject_sizes(o);
 }
 
 // A small send goes out by fi_tinject with no op at all (Transport::send_now, what

@@ -58,10 +58,13 @@ enum FinStatus : std::uint32_t { kFinOk = 0, kFinTruncated = 1, kFinFailed = 2 }
 // sockets uses tag_bit; every other provider with CQ data uses cq_data.
 enum class RtsMarker : std::uint8_t { cq_data, tag_bit };
 constexpr std::uint64_t kRtsData = 0x5254530000000001ull;  // "RTS" + version
-// A small eager message sent without the 32-byte prefix (where the RTS marker is CQ data): its
-// first 32 bytes land in the receive's header slot and the receiver moves them into place.
-// Why: the prefix pushed 4 KiB messages past the shm provider's 4096-byte inject size onto its
-// slower protocol (ping-pong 4.28 against 0.86 us bare).
+// An eager message sent without the 32-byte prefix (where the RTS marker is CQ data): its
+// first 32 bytes land in the receive's header slot, the rest at the buffer's start, and the
+// receiver moves them into place (a memmove of the message). Why: the prefix pushed messages
+// past a provider's protocol sizes. The shm provider's 4096-byte inject size: a 4 KiB ping-pong
+// took 4.28 against 0.86 us bare. tcp;ofi_rxm's 16 KiB eager buffer: a 16 KiB message went by
+// rxm's rendezvous, 60 against 21 us bare (fabcoll-pingpong --compare-bare). Up to the inject
+// size it goes by fi_tinjectdata, above it by fi_tsenddata (Options::raw_eager).
 constexpr std::uint64_t kRawData = 0x5241570000000001ull;  // "RAW" + version
 constexpr std::uint64_t kRtsBit = std::uint64_t{1} << 63;
 constexpr std::size_t kCtrlSlots = 64;  // pre-posted FIN receive slots
@@ -231,8 +234,11 @@ Options options_from_environment() {
   o.rendezvous = rendezvous_from_environment();
   const char* rdv = std::getenv("FABCOLL_OFI_RENDEZVOUS");
   o.rendezvous_on_sockets = rdv != nullptr && std::strcmp(rdv, "1") == 0;
+  const char* raw = std::getenv("FABCOLL_OFI_RAW_EAGER");
+  o.raw_eager = raw == nullptr || std::strcmp(raw, "0") != 0;
   for (const auto& [var, field] : {std::pair{"FABCOLL_MR_MAX_REGIONS", &o.max_regions},
-                                   std::pair{"FABCOLL_MR_MAX_BYTES", &o.max_region_bytes}}) {
+                                   std::pair{"FABCOLL_MR_MAX_BYTES", &o.max_region_bytes},
+                                   std::pair{"FABCOLL_OFI_EAGER_LIMIT", &o.eager_limit}}) {
     const char* v = std::getenv(var);
     if (v == nullptr || *v == '\0') continue;
     char* end = nullptr;
@@ -252,9 +258,9 @@ bool rendezvous_from_environment() {
 std::string format_stats(const std::string& provider, const Stats& s) {
   return "ofi(" + provider + "): eager " + std::to_string(s.eager_messages) + " msgs / " +
          std::to_string(s.eager_bytes_sent) + " B (" + std::to_string(s.inline_messages) +
-         " inline), rendezvous " + std::to_string(s.rendezvous_messages) + " msgs / " +
-         std::to_string(s.rma_bytes_sent) + " B read by peers, " +
-         std::to_string(s.rma_bytes_read) + " B read from peers, staged " +
+         " inline, " + std::to_string(s.raw_messages) + " raw), rendezvous " +
+         std::to_string(s.rendezvous_messages) + " msgs / " + std::to_string(s.rma_bytes_sent) +
+         " B read by peers, " + std::to_string(s.rma_bytes_read) + " B read from peers, staged " +
          std::to_string(s.staged_bytes) + " B, busy retries " + std::to_string(s.eagain_retries) +
          ", per-call registrations " + std::to_string(s.mr_per_call) + ", registry hits " +
          std::to_string(s.mr_registry_hits);
@@ -310,18 +316,19 @@ struct Endpoint::Impl {
   // With the rendezvous on, every tagged message starts with a 32-byte header and every receive
   // posts a private, registered 32-byte header slot as its first iov: an RTS is exactly the
   // header; an eager message is a constant prefix followed by the payload, which lands straight
-  // in the user buffer (the second iov). Except raw ones (kRawData, up to the inject size): no
-  // prefix; their first 32 bytes land in the slot and the rest at the buffer's start, moved into
-  // place on completion. Receives that share one buffer (overlapping receives, erroneous in MPI)
-  // may then hold a mix of their messages; each stays inside its own [0, size). The RTS must never
-  // land in the user buffer: receives posted at once into one buffer (a bandwidth window, like
-  // osu_bw's) overwrote each other's RTS (and rendezvous reads overwrote it with payload) before
-  // its completion was handled, so receivers read wrong cookies and sizes and senders waited
-  // forever for their FINs. Every receive also gets the shared sink (eager limit bytes) as its last
-  // iov, so that no eager message can overflow a posted receive at the provider: the truncation
-  // check is ours (received > capacity). Reason: tcp;ofi_rxm in libfabric 1.17 stops delivering on
-  // a connection after it reports FI_ETRUNC (ofiwg/libfabric#8274, fixed in 1.18). The sink's
-  // contents are garbage by design and never read.
+  // in the user buffer (the second iov). Except raw ones (kRawData, every eager message where the
+  // marker is CQ data, unless Options::raw_eager is off): no prefix; their first 32 bytes land in
+  // the slot and the rest at the buffer's start, moved into place on completion. Receives that
+  // share one buffer (overlapping receives, erroneous in MPI) may then hold a mix of their
+  // messages; each stays inside its own [0, size). The RTS must never land in the user buffer:
+  // receives posted at once into one buffer (a bandwidth window, like osu_bw's) overwrote each
+  // other's RTS (and rendezvous reads overwrote it with payload) before its completion was handled,
+  // so receivers read wrong cookies and sizes and senders waited forever for their FINs. Every
+  // receive also gets the shared sink (eager limit bytes) as its last iov, so that no eager message
+  // can overflow a posted receive at the provider: the truncation check is ours (received >
+  // capacity). Reason: tcp;ofi_rxm in libfabric 1.17 stops delivering on a connection after it
+  // reports FI_ETRUNC (ofiwg/libfabric#8274, fixed in 1.18). The sink's contents are garbage by
+  // design and never read.
 
   enum class Phase : std::uint8_t {
     queued,    // waiting in a retry queue (nothing handed to the provider yet)
@@ -436,6 +443,7 @@ struct Endpoint::Impl {
   // sockets: run the progress engine once more when a collective ends (flush, kick).
   bool kick_progress = false;
   std::size_t raw_limit = 0;  // eager sends up to this size go without the prefix (kRawData)
+  bool raw_eager = false;     // eager sends above the inject size go raw too (fi_tsenddata)
   RtsMarker marker = RtsMarker::cq_data;
   bool mr_local = false;
   bool mr_virt_addr = false;
@@ -581,6 +589,7 @@ void Endpoint::Impl::open() {
                   ? std::min<std::size_t>(info->tx_attr->inject_size, eager_limit - 1)
                   : 0;
   rx_iov_limit = info->rx_attr->iov_limit;
+  raw_eager = raw_limit > 0 && opts.raw_eager;
 
   int rc = fi_fabric(info->fabric_attr, &fabric, nullptr);
   if (rc != 0) raise_fi("fi_fabric(" + provider + ")", rc);
@@ -638,8 +647,12 @@ void Endpoint::Impl::exchange_addresses() {
   if (rc != 0) raise_fi("fi_getname", rc);
   // The address carries whether this rank frames messages for the rendezvous (a 32-byte
   // header on every tagged message but raw ones): ranks that disagree could not read each
-  // other's messages.
-  const char* framing = rma ? (raw_limit > 0 ? "/rendezvous+raw" : "/rendezvous") : "/eager";
+  // other's messages; and, with the rendezvous, its eager limit, which sizes the receives' sink
+  // (a larger eager message than a receiver's limit would fail at its provider).
+  const std::string framing =
+      rma ? std::string(raw_limit > 0 ? "/rendezvous+raw@" : "/rendezvous@") +
+                std::to_string(eager_limit)
+          : std::string("/eager");
   store.put("ofi/addr/" + std::to_string(rank), to_hex(name.data(), len) + framing);
   for (int r = 0; r < size; ++r) {
     std::string value = store.get("ofi/addr/" + std::to_string(r), opts.timeout_s);
@@ -649,8 +662,9 @@ void Endpoint::Impl::exchange_addresses() {
                                         (slash == std::string::npos ? std::string("another framing")
                                                                     : value.substr(slash + 1)) +
                                         " framing, this rank (" + std::to_string(rank) + ") " +
-                                        (framing + 1) +
-                                        ": set FABCOLL_OFI_RENDEZVOUS alike on every rank");
+                                        framing.substr(1) +
+                                        ": set FABCOLL_OFI_RENDEZVOUS and FABCOLL_OFI_EAGER_LIMIT "
+                                        "alike on every rank");
     }
     value.resize(slash);
     std::vector<std::byte> addr = from_hex(value);
@@ -846,6 +860,7 @@ int Endpoint::Impl::inject(int peer, std::uint64_t tag, const std::byte* data, s
   if (rc != 0) return rc;
   ++stats.eager_messages;
   ++stats.inline_messages;
+  if (raw_limit > 0 && size <= raw_limit) ++stats.raw_messages;
   stats.eager_bytes_sent += size;
   return 1;
 }
@@ -881,7 +896,11 @@ int Endpoint::Impl::try_tx(TxItem& item) {
   int rc = 0;
   switch (item.kind) {
     case TxKind::send:
-      if (rma) {  // [constant header][payload]: see the receive's header slot
+      if (raw_eager) {  // the payload alone, marked by CQ data: see kRawData
+        rc = static_cast<int>(fi_tsenddata(ep, r->sbuf, r->size, r->desc, kRawData, item.peer,
+                                           r->tag, &r->main.fctx));
+        if (rc == 0) ++stats.raw_messages;
+      } else if (rma) {  // [constant header][payload]: see the receive's header slot
         std::array<iovec, 2> iov{iovec{eager_prefix.data(), eager_prefix.size()},
                                  iovec{const_cast<std::byte*>(r->sbuf), r->size}};
         std::array<void*, 2> desc{prefix_desc, r->desc};
@@ -1541,6 +1560,7 @@ const Stats& Endpoint::stats() const { return impl_->stats; }
 const std::string& Endpoint::provider() const { return impl_->provider; }
 bool Endpoint::rendezvous_enabled() const { return impl_->rma; }
 std::size_t Endpoint::eager_limit() const { return impl_->eager_limit; }
+bool Endpoint::raw_eager_enabled() const { return impl_->raw_eager; }
 
 std::string Endpoint::debug_state() const {
   const Impl& m = *impl_;

@@ -43,6 +43,7 @@ constexpr std::size_t kCmaChunk = std::size_t{4} << 20;
 // they gain in cache; 1 MiB (the L2 of a core, and the CMA's best call size) wins.
 constexpr std::size_t kFoldChunk = std::size_t{1} << 20;
 constexpr std::uint64_t kProbeValue = 0x5eed'f00d'cafe'd00dull;
+constexpr std::size_t kFirstLineLastFrom = 512;  // write_frame
 
 enum Kind : std::uint32_t { kData = 1, kRts = 2, kFin = 3, kPad = 4 };
 
@@ -262,10 +263,26 @@ bool Endpoint::write_frame(int li, std::uint32_t kind, std::uint64_t tag, std::u
     head += contig;
     pos = 0;
   }
+  // From kFirstLineLastFrom payload bytes the frame's first line (header, seq and the payload's
+  // first bytes) is written last, right before its seq: the consumer polls that line, and
+  // written first it was taken from the consumer for the header and again for the seq after the
+  // payload's copy. Shorter copies gain from taking the line early (the fetch overlaps them).
+  // Measured against Open MPI (fabcoll-pingpong-mpi --compare-mpi --batches 61, three
+  // alternating launches, latency ratio): 1 KiB 1.18-1.28 -> 1.01-1.10, 512 B 1.04-1.06 ->
+  // 0.82-0.90, 2 KiB 1.13-1.23 -> 1.04-1.09; 256 B 0.95-1.03 -> 1.10-1.14 when reordered too.
   const Frame f{tag, total, offset, len, kind, 0};
-  std::memcpy(ring->data + pos, &f, kSeqOffset);
-  if (len > 0) std::memcpy(ring->data + pos + sizeof f, payload, len);
-  seq_at(ring->data + pos).store(head + 1, std::memory_order_release);  // publishes the frame
+  std::byte* const at = ring->data + pos;
+  const auto* src = static_cast<const std::byte*>(payload);
+  if (len >= kFirstLineLastFrom) {
+    constexpr std::size_t kFirstLine = kFrameAlign - sizeof f;  // payload bytes in line one
+    std::memcpy(at + kFrameAlign, src + kFirstLine, len - kFirstLine);
+    std::memcpy(at, &f, kSeqOffset);
+    std::memcpy(at + sizeof f, src, kFirstLine);
+  } else {
+    std::memcpy(at, &f, kSeqOffset);
+    if (len > 0) std::memcpy(at + sizeof f, src, len);
+  }
+  seq_at(at).store(head + 1, std::memory_order_release);  // publishes the frame
   ring->head.store(head + fs, std::memory_order_relaxed);
   return true;
 }

@@ -845,7 +845,8 @@ int Endpoint::Impl::inject(int peer, std::uint64_t tag, const std::byte* data, s
   if (!tx_queue.empty()) return 0;
   const auto dst = static_cast<fi_addr_t>(peer);
   int rc = 0;
-  if (raw_limit > 0 && size <= raw_limit) {  // no prefix: see kRawData
+  const bool raw = raw_limit > 0 && size <= raw_limit;
+  if (raw) {  // no prefix: see kRawData
     rc = static_cast<int>(fi_tinjectdata(ep, data, size, kRawData, dst, tag));
   } else {
     const std::size_t prefix = rma ? eager_prefix.size() : 0;
@@ -860,7 +861,7 @@ int Endpoint::Impl::inject(int peer, std::uint64_t tag, const std::byte* data, s
   if (rc != 0) return rc;
   ++stats.eager_messages;
   ++stats.inline_messages;
-  if (raw_limit > 0 && size <= raw_limit) ++stats.raw_messages;
+  if (raw) ++stats.raw_messages;
   stats.eager_bytes_sent += size;
   return 1;
 }

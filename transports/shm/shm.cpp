@@ -267,9 +267,10 @@ bool Endpoint::write_frame(int li, std::uint32_t kind, std::uint64_t tag, std::u
   // first bytes) is written last, right before its seq: the consumer polls that line, and
   // written first it was taken from the consumer for the header and again for the seq after the
   // payload's copy. Shorter copies gain from taking the line early (the fetch overlaps them).
-  // Measured against Open MPI (fabcoll-pingpong-mpi --compare-mpi --batches 61, three
-  // alternating launches, latency ratio): 1 KiB 1.18-1.28 -> 1.01-1.10, 512 B 1.04-1.06 ->
-  // 0.82-0.90, 2 KiB 1.13-1.23 -> 1.04-1.09; 256 B 0.95-1.03 -> 1.10-1.14 when reordered too.
+  // Measured against Open MPI (fabcoll-pingpong-mpi --compare-mpi --batches 61, latency ratio,
+  // six launches before, two after): 512 B 0.94-1.06 -> 0.83, 0.88; 1 KiB 1.06-1.28 -> 0.91,
+  // 1.01; 2 KiB 1.13-1.23 -> 1.07, 1.09. Reordered at every size, 256 B went 0.90-1.03
+  // -> 1.10-1.14.
   const Frame f{tag, total, offset, len, kind, 0};
   std::byte* const at = ring->data + pos;
   const auto* src = static_cast<const std::byte*>(payload);

@@ -675,6 +675,9 @@ struct Measured {
   double n = 0, predicted = 0, measured = 0;
   double probe = 0;  // the written-data probe right after its size was validated
   bool chosen = false, fastest = false;
+  /// The slowest rank's time per call in each round (time_candidates; measured is their
+  /// median): the regret's interval resamples them.
+  std::vector<double> samples;
 };
 
 /// Runs one collective of n bytes per rank (float64 elements; sum for reductions).
@@ -751,14 +754,17 @@ int batch_calls(double bytes) { return std::clamp(static_cast<int>(8e6 / (bytes 
 /// descheduled rank) falls on every candidate alike rather than always on the first. Each candidate
 /// runs under models[j] when given (the model its prediction used: hybrid's strategy follows it),
 /// and packets[j] (a pipelined algorithm's packet, in bytes; 0 otherwise). Without models a
-/// broadcast's next roots come from `order` (required then for a broadcast).
+/// broadcast's next roots come from `order` (required then for a broadcast). With `samples`,
+/// (*samples)[j] gets candidate j's time per round (the slowest rank's), of which the result
+/// is the median.
 std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm& comm, int p,
                                     const std::vector<const Algorithm*>& cands,
                                     const std::vector<double>& packets,
                                     const std::vector<fabcoll::CostModel>* models,
                                     std::size_t bytes, int reps, double barrier_time,
                                     std::vector<double>& a, std::vector<double>& b,
-                                    ProgressLine* prog, const fabcoll::CostModel* order = nullptr) {
+                                    ProgressLine* prog, const fabcoll::CostModel* order = nullptr,
+                                    std::vector<std::vector<double>>* samples = nullptr) {
   const int batch = batch_calls(static_cast<double>(bytes));
   std::vector<std::vector<int>> next(cands.size());
   for (std::size_t j = 0; j < cands.size(); ++j) {
@@ -802,12 +808,14 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
     if (prog != nullptr) prog->advance(static_cast<double>(cands.size()) / reps);
   }
   std::vector<double> out;
+  if (samples != nullptr) samples->assign(cands.size(), {});
   for (std::size_t j = 0; j < cands.size(); ++j) {
     // Slowest rank per repetition (no algorithm is forced any more here).
     std::vector<double> slowest(ts[j].size());
     check(fc_allreduce(ts[j].data(), slowest.data(), ts[j].size(), FC_DOUBLE, FC_MAX, world),
           "allreduce");
     out.push_back(std::max(1e-9, median(slowest)));
+    if (samples != nullptr) (*samples)[j] = std::move(slowest);
   }
   return out;
 }
@@ -1342,9 +1350,10 @@ int main(int argc, char** argv) {
         // Timed as time_candidates says; each candidate under the model its prediction used
         // (the run chooses what its formula chooses by the model, e.g. hybrid's strategy, not
         // by the context's built-in one).
+        std::vector<std::vector<double>> rounds;
         const std::vector<double> measured =
             time_candidates(c, world, fabcoll::world_comm(ctx), p, cands, packets, &models, bytes,
-                            101, barrier_time, a, b, &prog);
+                            101, barrier_time, a, b, &prog, nullptr, &rounds);
         std::vector<Measured> here;
         for (std::size_t j = 0; j < cands.size(); ++j) {
           Measured me;
@@ -1353,6 +1362,7 @@ int main(int argc, char** argv) {
           me.n = n;
           me.predicted = predicted[j];
           me.measured = measured[j];
+          me.samples = std::move(rounds[j]);
           here.push_back(me);
         }
         if (here.empty()) continue;
@@ -1453,22 +1463,37 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     std::vector<double> errs;
     double max_regret = 0;
+    tuning::RegretInterval max_interval;  // of the size with the largest regret
     std::map<std::pair<std::string, double>, std::pair<double, double>> by_size;  // chosen, best
     std::map<std::pair<std::string, double>, double> probe_of;                    // after the size
+    // Per size: every candidate's rounds, and which of them is the chosen one.
+    struct Rounds {
+      std::vector<std::vector<double>> of;
+      std::size_t chosen = SIZE_MAX;
+    };
+    std::map<std::pair<std::string, double>, Rounds> rounds_of;
     for (const auto& me : results) {
       errs.push_back((me.predicted - me.measured) / me.measured);
-      auto& e = by_size[{me.coll, me.n}];
+      const std::pair<std::string, double> key{me.coll, me.n};
+      auto& e = by_size[key];
       if (me.chosen) e.first = me.measured;
       if (me.fastest) e.second = me.measured;
-      probe_of[{me.coll, me.n}] = me.probe;
+      probe_of[key] = me.probe;
+      Rounds& r = rounds_of[key];
+      if (me.chosen) r.chosen = r.of.size();
+      r.of.push_back(me.samples);
     }
     nlohmann::json regrets = nlohmann::json::array();
     for (const auto& [key, v] : by_size) {
       const double regret = v.second > 0 && v.first > 0 ? v.first / v.second - 1 : 0;
+      const Rounds& r = rounds_of[key];
+      const tuning::RegretInterval iv = tuning::regret_interval(r.of, r.chosen);
+      if (regret > max_regret || regrets.empty()) max_interval = iv;
       max_regret = std::max(max_regret, regret);
       regrets.push_back({{"collective", key.first},
                          {"n", key.second},
                          {"regret", regret},
+                         {"interval", {iv.lo, iv.hi}},
                          {"probe", probe_of[key]}});
     }
     const double med_err = tuning::median_abs(errs);
@@ -1555,17 +1580,19 @@ int main(int argc, char** argv) {
     } else {
       std::printf(
           "median |predicted - measured| / measured = %.1f%%, max selection regret = "
-          "%.1f%% (%zu runs, %.1f s)\n",
-          100 * med_err, 100 * max_regret, results.size(), prog.elapsed());
+          "%.1f%% (90%% interval %.1f–%.1f%%; %zu runs, %.1f s)\n",
+          100 * med_err, 100 * max_regret, 100 * max_interval.lo, 100 * max_interval.hi,
+          results.size(), prog.elapsed());
       // Each regret over 10% with the written-data probe taken right after its size: whether
       // that size ran in the state the fit saw.
       for (const auto& r : regrets)
         if (r["regret"].get<double>() > 0.10)
           std::printf(
-              "regret %.1f%% at %s %.0f B: written data across CPUs x%.2f right after it, "
-              "x%.2f before the fit\n",
+              "regret %.1f%% at %s %.0f B (90%% interval %.1f–%.1f%%): written data across "
+              "CPUs x%.2f right after it, x%.2f before the fit\n",
               100 * r["regret"].get<double>(), r["collective"].get<std::string>().c_str(),
-              r["n"].get<double>(), r["probe"].get<double>(), probe_before);
+              r["n"].get<double>(), 100 * r["interval"][0].get<double>(),
+              100 * r["interval"][1].get<double>(), r["probe"].get<double>(), probe_before);
       // After a retry the last attempt is either undisturbed (reported as it is) or, where the
       // machine changed speed during every one, the least changed is kept (possibly the last).
       if (attempt > 1 && !last_disturbed)
@@ -1731,7 +1758,10 @@ int main(int argc, char** argv) {
            << "\n";
       md << "\n## Validation\n\nMedian |predicted − measured| / measured: **"
          << fmt("%.1f", 100 * med_err) << "%**; maximum selection regret (time of the chosen "
-         << "algorithm / fastest measured − 1): **" << fmt("%.1f", 100 * max_regret) << "%**.\n\n"
+         << "algorithm / fastest measured − 1): **" << fmt("%.1f", 100 * max_regret) << "%** "
+         << "(90% interval " << fmt("%.1f", 100 * max_interval.lo) << "–"
+         << fmt("%.1f", 100 * max_interval.hi)
+         << "%: the validation's rounds resampled, every candidate with the same rounds).\n\n"
          << "The ping-pong timed again after the validation took **x" << fmt("%.2f", drift)
          << "** the time of the first (median over the sizes below 64 KiB: x"
          << fmt("%.2f", drift_small) << ", from 64 KiB: x" << fmt("%.2f", drift_large)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 #include <set>
 
 namespace fabcoll::tuning {
@@ -233,6 +234,48 @@ Drift pingpong_drift(std::span<const Point> before, std::span<const Point> again
   if (!large.empty()) d.large = median_abs(large);
   d.drift = std::fabs(std::log(d.large)) > std::fabs(std::log(d.small)) ? d.large : d.small;
   return d;
+}
+
+RegretInterval regret_interval(const std::vector<std::vector<double>>& samples, std::size_t chosen,
+                               double level, int resamples, unsigned seed) {
+  RegretInterval out;
+  if (chosen >= samples.size() || samples[chosen].empty()) return out;
+  const std::size_t rounds = samples[chosen].size();
+  for (const auto& s : samples)
+    if (s.size() != rounds) return out;
+  std::vector<double> scratch(rounds);
+  // The regret of the rounds idx (the medians of each candidate over them).
+  const auto regret_of = [&](const std::vector<std::size_t>& idx) {
+    double best = 0;
+    double mine = 0;
+    for (std::size_t j = 0; j < samples.size(); ++j) {
+      for (std::size_t i = 0; i < rounds; ++i) scratch[i] = samples[j][idx[i]];
+      const double m = median_abs(scratch);
+      if (j == 0 || m < best) best = m;
+      if (j == chosen) mine = m;
+    }
+    return best > 0 ? mine / best - 1 : 0.0;
+  };
+  std::vector<std::size_t> idx(rounds);
+  std::iota(idx.begin(), idx.end(), std::size_t{0});
+  out.regret = regret_of(idx);
+  // A fixed engine and a hand-rolled index draw: the same resamples on every platform (the
+  // standard distributions' algorithms are the library's choice).
+  std::mt19937_64 rng(seed);
+  std::vector<double> regrets;
+  regrets.reserve(static_cast<std::size_t>(std::max(resamples, 1)));
+  for (int b = 0; b < resamples; ++b) {
+    for (auto& i : idx) i = static_cast<std::size_t>(rng() % rounds);
+    regrets.push_back(regret_of(idx));
+  }
+  std::sort(regrets.begin(), regrets.end());
+  const auto quantile = [&](double q) {
+    const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(regrets.size() - 1);
+    return regrets[static_cast<std::size_t>(std::lround(pos))];
+  };
+  out.lo = regrets.empty() ? out.regret : quantile((1 - level) / 2);
+  out.hi = regrets.empty() ? out.regret : quantile((1 + level) / 2);
+  return out;
 }
 
 WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega, double chi_lo,

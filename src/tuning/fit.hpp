@@ -131,6 +131,24 @@ WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_om
 /// Median of |x| over xs (0 for none).
 double median_abs(std::span<const double> xs);
 
+/// The selection regret at one validated size, with its sampling interval. samples[j] holds
+/// candidate j's time per round (every candidate the same number of rounds, round i of each
+/// timed in the same round of interleaved turns). regret = median(samples[chosen]) / the least
+/// median over the candidates − 1. lo, hi: the `level` interval of the same statistic over
+/// `resamples` bootstrap resamples of the rounds (one draw of round indices for every
+/// candidate, so that what a round shared stays paired; the fastest is found again in each
+/// resample, as a rerun would find it), the (1 − level)/2 and (1 + level)/2 quantiles. It
+/// says how far the validation's own sampling moves the regret, not what a drift of the
+/// machine between launches does. Deterministic for a seed. All zero when chosen is out of
+/// range or a candidate has no rounds or a different count.
+struct RegretInterval {
+  double regret = 0;
+  double lo = 0;
+  double hi = 0;
+};
+RegretInterval regret_interval(const std::vector<std::vector<double>>& samples, std::size_t chosen,
+                               double level = 0.9, int resamples = 2000, unsigned seed = 1);
+
 /// How far a ping-pong timed again moved from the one before (points per size, matched by
 /// index): the median of again / before over the sizes below large_from (small) and over those
 /// from it (large); drift is whichever of the two lies further from 1 as a ratio. Each is 1

@@ -14,6 +14,14 @@ FABCOLL_CALIBRATE_TEST_DISTURB=1 "$run" -n "$p" "$@" -- "$cal" --quick --retries
   -o "$work/tuning.json" --report "$work/report" >"$work/out" 2>"$work/err" || {
   cat "$work/out" "$work/err"; exit 1; }
 grep -q "median |predicted - measured| / measured" "$work/out"
+# The largest regret with its interval over the resampled rounds, on the line and per size.
+grep -Eq "max selection regret = [0-9.]+% \(90% interval [0-9.]+–[0-9.]+%; " "$work/out" ||
+  { echo "no regret interval on the summary line"; cat "$work/out"; exit 1; }
+python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))["validation"]["regret_by_size"]
+sys.exit(0 if v and all(0 <= r["interval"][0] <= r["interval"][1] for r in v) else 1)' \
+  "$work/tuning.json" || { echo "no regret interval per size in the validation summary"; exit 1; }
 # The written-data probe, printed and in the validation summary, before and after (> 0).
 # Also after each validated size: one probe per size, their range on the line.
 grep -Eq "^written data across CPUs .*: x[0-9.]+ before the fit, x[0-9.]+ after the validation \(x[0-9.]+–x[0-9.]+ after each validated size\)" "$work/out" ||

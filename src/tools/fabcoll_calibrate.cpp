@@ -717,6 +717,15 @@ void run_once(Collective c, fc_comm_t comm, int root, std::size_t n, std::vector
   }
 }
 
+/// The fewest rounds a time budget leaves a validated size (time_candidates): the regret's
+/// interval over 31 rounds is about 1.8 times as wide as over 101.
+constexpr int kMinRounds = 31;
+/// --quick's validation: seconds for all its sizes together (what is left shared evenly over
+/// the sizes left). On this VM a p = 4 sockets launch with 101 rounds at every size took 126 s,
+/// past the 2 minutes --quick promises; with a budget of 45 s, 64 s in all (45 s validating,
+/// 31-93 rounds a size). 60 s leaves such a launch about 80 s.
+constexpr double kQuickValidationSeconds = 60;
+
 /// Calls per timed batch of the training and the validation: about 8 MB per rank and batch
 /// (1 MiB: 8 calls), 4 to 64 calls, so that a sample spans far more than the barrier's jitter.
 /// (With at most 2 calls of 1 MiB, or 8 small ones, the same algorithm measured 148 and 244 µs
@@ -756,7 +765,9 @@ int batch_calls(double bytes) { return std::clamp(static_cast<int>(8e6 / (bytes 
 /// and packets[j] (a pipelined algorithm's packet, in bytes; 0 otherwise). Without models a
 /// broadcast's next roots come from `order` (required then for a broadcast). With `samples`,
 /// (*samples)[j] gets candidate j's time per round (the slowest rank's), of which the result
-/// is the median.
+/// is the median. With budget_s > 0 the rounds stop at what fits that many seconds, as the
+/// first round took on the slowest rank (every rank takes the same count), but never below
+/// kMinRounds.
 std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm& comm, int p,
                                     const std::vector<const Algorithm*>& cands,
                                     const std::vector<double>& packets,
@@ -764,7 +775,8 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
                                     std::size_t bytes, int reps, double barrier_time,
                                     std::vector<double>& a, std::vector<double>& b,
                                     ProgressLine* prog, const fabcoll::CostModel* order = nullptr,
-                                    std::vector<std::vector<double>>* samples = nullptr) {
+                                    std::vector<std::vector<double>>* samples = nullptr,
+                                    double budget_s = 0) {
   const int batch = batch_calls(static_cast<double>(bytes));
   std::vector<std::vector<int>> next(cands.size());
   for (std::size_t j = 0; j < cands.size(); ++j) {
@@ -790,7 +802,9 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
   }
   std::vector<std::vector<double>> ts(cands.size(),
                                       std::vector<double>(static_cast<std::size_t>(reps)));
+  const int asked = reps;
   for (int r = 0; r < reps; ++r) {
+    const double round_start = now();
     for (std::size_t turn = 0; turn < cands.size(); ++turn) {
       const std::size_t j = (turn + static_cast<std::size_t>(r)) % cands.size();
       use(j);
@@ -805,8 +819,16 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
       check(fc_barrier(world), "barrier");
       ts[j][static_cast<std::size_t>(r)] = (now() - t0 - barrier_time) / batch;
     }
-    if (prog != nullptr) prog->advance(static_cast<double>(cands.size()) / reps);
+    if (prog != nullptr) prog->advance(static_cast<double>(cands.size()) / asked);
+    if (r == 0 && budget_s > 0 && reps > kMinRounds) {
+      double took = now() - round_start;
+      double slowest = 0;
+      check(fc_allreduce(&took, &slowest, 1, FC_DOUBLE, FC_MAX, world), "allreduce");
+      reps = std::clamp(static_cast<int>(budget_s / std::max(slowest, 1e-9)), kMinRounds, reps);
+      for (auto& t : ts) t.resize(static_cast<std::size_t>(reps));
+    }
   }
+  if (prog != nullptr) prog->advance(static_cast<double>(cands.size()) * (asked - reps) / asked);
   std::vector<double> out;
   if (samples != nullptr) samples->assign(cands.size(), {});
   for (std::size_t j = 0; j < cands.size(); ++j) {
@@ -990,6 +1012,7 @@ int main(int argc, char** argv) {
   bool drifted = false;
   double probe_before = 1, probe_after = 1, probe_change = 1;
   std::vector<double> probes_during;  // after each validated size
+  double validation_seconds = 0;      // the validation's own time (rank 0's clock)
   bool probe_moved = false;
   std::vector<FanoutRun> fanout_runs;
   const char* fanout_env = std::getenv("FABCOLL_CALIBRATE_TEST_FANOUT");
@@ -1006,7 +1029,7 @@ int main(int argc, char** argv) {
   const auto state = [&] {
     return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier_time, train, train_names, tables,
                     results, drift, drift_small, drift_large, drifted, probe_before, probe_after,
-                    probes_during, probe_change, probe_moved, fanout_runs);
+                    probes_during, probe_change, probe_moved, fanout_runs, validation_seconds);
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
@@ -1318,6 +1341,11 @@ int main(int argc, char** argv) {
     prog.phase("5/5 validate");
     const fabcoll::LinkModel context_link = fabcoll::world_comm(ctx).link();
     probes_during.clear();
+    // --quick shares what is left of kQuickValidationSeconds evenly over the sizes left
+    // (time_candidates' budget): what a cheap size leaves goes to the sizes after it.
+    const double validation_start = now();
+    std::size_t sizes_left = 0;
+    for (Collective c : colls) sizes_left += validation_sizes(tables[c], quick).size();
     for (Collective c : colls) {
       if (no_validate) break;
       for (double n : validation_sizes(tables[c], quick)) {
@@ -1350,10 +1378,20 @@ int main(int argc, char** argv) {
         // Timed as time_candidates says; each candidate under the model its prediction used
         // (the run chooses what its formula chooses by the model, e.g. hybrid's strategy, not
         // by the context's built-in one).
+        double size_budget = 0;
+        if (quick) {
+          // The slowest rank's clock: every rank must cut the rounds at the same count.
+          double used = now() - validation_start;
+          double used_max = 0;
+          check(fc_allreduce(&used, &used_max, 1, FC_DOUBLE, FC_MAX, world), "allreduce");
+          size_budget = std::max(1e-3, kQuickValidationSeconds - used_max) /
+                        static_cast<double>(std::max<std::size_t>(sizes_left, 1));
+        }
+        if (sizes_left > 0) --sizes_left;
         std::vector<std::vector<double>> rounds;
         const std::vector<double> measured =
             time_candidates(c, world, fabcoll::world_comm(ctx), p, cands, packets, &models, bytes,
-                            101, barrier_time, a, b, &prog, nullptr, &rounds);
+                            101, barrier_time, a, b, &prog, nullptr, &rounds, size_budget);
         std::vector<Measured> here;
         for (std::size_t j = 0; j < cands.size(); ++j) {
           Measured me;
@@ -1384,6 +1422,7 @@ int main(int argc, char** argv) {
       }
     }
 
+    validation_seconds = now() - validation_start;
     fabcoll::world_comm(ctx).set_link(context_link);
 
     // 5b: the ping-pong once more, after the validation. This VM (and any shared machine) can
@@ -1518,11 +1557,13 @@ int main(int argc, char** argv) {
     }
     v["regret_by_size"] = regrets;
     v["seconds"] = prog.elapsed();
+    v["validation_seconds"] = validation_seconds;
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& me : results)
       rows.push_back({{"collective", me.coll},
                       {"algorithm", me.alg},
                       {"n", me.n},
+                      {"rounds", me.samples.size()},
                       {"predicted", me.predicted},
                       {"measured", me.measured},
                       {"chosen", me.chosen},

@@ -717,8 +717,9 @@ void run_once(Collective c, fc_comm_t comm, int root, std::size_t n, std::vector
   }
 }
 
-/// The fewest rounds a time budget leaves a validated size (time_candidates): the regret's
-/// interval over 31 rounds is about 1.8 times as wide as over 101.
+/// The fewest rounds a time budget leaves a validated size (time_candidates): a median's
+/// sampling error grows as 1/√rounds, so the regret's interval over 31 rounds should be about
+/// √(101/31) = 1.8 times as wide as over 101.
 constexpr int kMinRounds = 31;
 /// --quick's validation: seconds for all its sizes together (what is left shared evenly over
 /// the sizes left). On this VM a p = 4 sockets launch with 101 rounds at every size took 126 s,
@@ -1503,9 +1504,9 @@ int main(int argc, char** argv) {
     std::vector<double> errs;
     double max_regret = 0;
     tuning::RegretInterval max_interval;  // of the size with the largest regret
-    std::map<std::pair<std::string, double>, std::pair<double, double>> by_size;  // chosen, best
-    std::map<std::pair<std::string, double>, double> probe_of;                    // after the size
-    // Per size: every candidate's rounds, and which of them is the chosen one.
+    std::map<std::pair<std::string, double>, double> probe_of;  // after the size
+    // Per size: every candidate's rounds, and which of them is the chosen one (the regret and
+    // its interval come from them: tuning::regret_interval).
     struct Rounds {
       std::vector<std::vector<double>> of;
       std::size_t chosen = SIZE_MAX;
@@ -1514,19 +1515,15 @@ int main(int argc, char** argv) {
     for (const auto& me : results) {
       errs.push_back((me.predicted - me.measured) / me.measured);
       const std::pair<std::string, double> key{me.coll, me.n};
-      auto& e = by_size[key];
-      if (me.chosen) e.first = me.measured;
-      if (me.fastest) e.second = me.measured;
       probe_of[key] = me.probe;
       Rounds& r = rounds_of[key];
       if (me.chosen) r.chosen = r.of.size();
       r.of.push_back(me.samples);
     }
     nlohmann::json regrets = nlohmann::json::array();
-    for (const auto& [key, v] : by_size) {
-      const double regret = v.second > 0 && v.first > 0 ? v.first / v.second - 1 : 0;
-      const Rounds& r = rounds_of[key];
+    for (const auto& [key, r] : rounds_of) {
       const tuning::RegretInterval iv = tuning::regret_interval(r.of, r.chosen);
+      const double regret = iv.regret;
       if (regret > max_regret || regrets.empty()) max_interval = iv;
       max_regret = std::max(max_regret, regret);
       regrets.push_back({{"collective", key.first},

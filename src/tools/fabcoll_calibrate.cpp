@@ -1201,10 +1201,23 @@ int main(int argc, char** argv) {
       // fitted from 256 B, a p = 4 shm launch chose reduce + bcast below 14 KiB (regret 74% at
       // 256 B), which four launches from 64 B did not.
       const double smallest = link.starts_with("ofi") ? 256.0 : 64.0;
+      // Inside a node, a break at shm's single-copy threshold: a message from there goes as a
+      // request-to-send, the receiver's CMA read and a completion back, each of which waits for
+      // its rank to be scheduled behind the others of its core, so such a message's α is larger
+      // (builtin_link: +3.4 µs per rank sharing a core, measured on pairwise all-to-all). One α
+      // through both missed it: p = 4 on 2 cores, the hybrid's three exchange steps of n/2 at
+      // 78–86 KB took about 35 µs each where the fit charged 21, and it was chosen there over
+      // recursive doubling's two steps of n (90–110 against 68–79 µs measured, regret 40–47%
+      // in three launches). The points whose messages reach the threshold (their mean
+      // message, as segment_k places a whole-message algorithm) get α of the upper segment,
+      // β shared; 96 KiB adds a size between 32 and 384 KiB to that segment.
+      const bool broken = pull > 0;
+      std::vector<double> sizes{smallest, 2048.0, 32768.0, static_cast<double>(top)};
+      if (broken) sizes.insert(sizes.begin() + 3, 98304.0);
       std::vector<double> a(top * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
           b(a.size(), 0.0);
       for (Collective c : {Collective::bcast, Collective::allreduce, Collective::allgather}) {
-        for (const double n : {smallest, 2048.0, 32768.0, static_cast<double>(top)}) {
+        for (const double n : sizes) {
           // Only formulas linear in α, β, γ (hybrid picks a strategy by the model: left out),
           // not pipelined (their k depends on the model), timed together as the validation
           // times its candidates (time_candidates).
@@ -1218,6 +1231,10 @@ int main(int argc, char** argv) {
             // naive broadcast's root then pays o per receiver, not o + Gn).
             fabcoll::CostModel tm = lp.model;
             tm.pull_bytes = pull;
+            // Above the break G is not the measured one (it was measured below: β there, as
+            // model_for sets the upper segment).
+            const bool above = broken && tuning::mean_message_bytes(*alg, n, p, tm) >= pull;
+            if (above) tm.gap = -1;
             if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc)) continue;
             fabcoll::CostQuery fq;
             fq.n = n;
@@ -1230,7 +1247,7 @@ int main(int argc, char** argv) {
                 !(fq.m.written_from > 0 && alg->mean_message(fq) < fq.m.written_from);
             cands.push_back(alg);
             pts.push_back({ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0,
-                           alg->exchange_share ? alg->exchange_share(fq) : 0.0});
+                           alg->exchange_share ? alg->exchange_share(fq) : 0.0, above});
           }
           if (cands.empty()) continue;
           const std::vector<double> packets(cands.size(), 0.0);
@@ -1255,13 +1272,13 @@ int main(int argc, char** argv) {
       const double max_omega = link.starts_with("ofi") ? 1.0 : 10.0;
       const tuning::WrittenFit wf = tuning::fit_cost_points_written(
           train, max_omega, tuning::kExchangeMin, tuning::kExchangeMax);
-      const tuning::LinearFit& cf = wf.fit;
+      const tuning::CostFit& cf = wf.fit;
       lp.model.alpha = std::max(1e-9, cf.alpha);
       lp.model.beta = std::max(1e-13, cf.beta);
       lp.model.written = wf.omega;
       lp.model.exchange_alpha = lp.model.exchange_beta = wf.chi;
-      lp.break_bytes = 0;
-      lp.alpha_above = lp.model.alpha;
+      lp.break_bytes = broken ? pull : 0;
+      lp.alpha_above = broken ? std::max(1e-9, cf.alpha_above) : lp.model.alpha;
       lp.beta_above = lp.model.beta;
       lp.r2 = cf.r2;
       lp.points = static_cast<int>(train.size());
@@ -1718,10 +1735,11 @@ int main(int argc, char** argv) {
       if (!train.empty()) {
         // The oversubscribed fit's runs (3b): t ≈ a α + b β (1 + f(ω − 1)) χ-scaled + c.
         std::ofstream csv(report_dir + "/training.csv");
-        csv << "collective,algorithm,n,a,b,c,f,e,t\n";
+        csv << "collective,algorithm,n,a,b,c,f,e,above,t\n";
         for (std::size_t i = 0; i < train.size(); ++i)
           csv << train_names[i] << ',' << train[i].a << ',' << train[i].b << ',' << train[i].c
-              << ',' << train[i].f << ',' << train[i].e << ',' << train[i].t << '\n';
+              << ',' << train[i].f << ',' << train[i].e << ',' << int(train[i].above) << ','
+              << train[i].t << '\n';
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");

@@ -147,46 +147,84 @@ bool floor_upper_alpha(PiecewiseFit& pf, std::span<const Point> pts, Weighting w
   return true;
 }
 
-LinearFit fit_cost_points(std::span<const CostPoint> pts) {
-  LinearFit f;
+CostFit fit_cost_points(std::span<const CostPoint> pts) {
+  CostFit f;
   f.points = pts.size();
-  double saa = 0, sab = 0, sbb = 0, say = 0, sby = 0;
+  // Columns: α's rounds below the break, α's rounds above it, β's bytes.
+  constexpr int kParams = 3;
+  const auto column = [](const CostPoint& p, int j) {
+    if (j == 0) return p.above ? 0.0 : p.a;
+    if (j == 1) return p.above ? p.a : 0.0;
+    return p.b;
+  };
+  double ata[kParams][kParams] = {}, aty[kParams] = {};
   for (const CostPoint& p : pts) {
     if (!(p.t > 0)) continue;
     const double w = 1.0 / (p.t * p.t), y = p.t - p.c;
-    saa += w * p.a * p.a;
-    sab += w * p.a * p.b;
-    sbb += w * p.b * p.b;
-    say += w * p.a * y;
-    sby += w * p.b * y;
+    for (int i = 0; i < kParams; ++i) {
+      aty[i] += w * column(p, i) * y;
+      for (int j = 0; j < kParams; ++j) ata[i][j] += w * column(p, i) * column(p, j);
+    }
   }
-  const auto sse_of = [&](double al, double be) {
+  const auto sse_of = [&](const double (&x)[kParams]) {
     double e = 0;
     for (const CostPoint& p : pts)
       if (p.t > 0) {
-        const double r = (p.t - (p.a * al + p.b * be + p.c)) / p.t;
+        double model = p.c;
+        for (int j = 0; j < kParams; ++j) model += column(p, j) * x[j];
+        const double r = (p.t - model) / p.t;
         e += r * r;
       }
     return e;
   };
-  const double det = saa * sbb - sab * sab;
-  const bool solvable = det > 0 && det > 1e-12 * saa * sbb;
-  if (solvable) {
-    f.alpha = (say * sbb - sby * sab) / det;
-    f.beta = (saa * sby - sab * say) / det;
-  }
-  if (!solvable || f.alpha < 0 || f.beta < 0) {
-    // One parameter alone, the other held at 0: the better of the two.
-    const double a_only = saa > 0 ? std::max(0.0, say / saa) : 0.0;
-    const double b_only = sbb > 0 ? std::max(0.0, sby / sbb) : 0.0;
-    if (sse_of(a_only, 0) <= sse_of(0, b_only)) {
-      f.alpha = a_only;
-      f.beta = 0;
-    } else {
-      f.alpha = 0;
-      f.beta = b_only;
+  // Every subset of the parameters (bit j: parameter j free), solved by Gaussian elimination on
+  // its normal equations; a pivot below 1e-12 of its diagonal (a column of zeros, or one that
+  // others explain) makes the subset singular.
+  double best[kParams] = {};
+  double best_sse = sse_of(best);
+  for (int mask = 1; mask < (1 << kParams); ++mask) {
+    int idx[kParams], n = 0;
+    for (int j = 0; j < kParams; ++j)
+      if (mask & (1 << j)) idx[n++] = j;
+    double m[kParams][kParams + 1];
+    for (int r = 0; r < n; ++r) {
+      for (int c = 0; c < n; ++c) m[r][c] = ata[idx[r]][idx[c]];
+      m[r][n] = aty[idx[r]];
+    }
+    bool singular = false;
+    for (int k = 0; k < n && !singular; ++k) {
+      if (!(m[k][k] > 1e-12 * ata[idx[k]][idx[k]]) || !(ata[idx[k]][idx[k]] > 0)) {
+        singular = true;
+        break;
+      }
+      for (int r = k + 1; r < n; ++r) {
+        const double q = m[r][k] / m[k][k];
+        for (int c = k; c <= n; ++c) m[r][c] -= q * m[k][c];
+      }
+    }
+    if (singular) continue;
+    double sol[kParams] = {}, x[kParams] = {};
+    bool negative = false;
+    for (int r = n - 1; r >= 0; --r) {
+      double v = m[r][n];
+      for (int c = r + 1; c < n; ++c) v -= m[r][c] * sol[c];
+      sol[r] = v / m[r][r];
+      if (sol[r] < 0) negative = true;
+    }
+    if (negative) continue;
+    for (int r = 0; r < n; ++r) x[idx[r]] = sol[r];
+    const double e = sse_of(x);
+    if (e < best_sse) {
+      best_sse = e;
+      std::copy(std::begin(x), std::end(x), std::begin(best));
     }
   }
+  bool any_below = false, any_above = false;
+  for (const CostPoint& p : pts)
+    if (p.t > 0 && p.a != 0) (p.above ? any_above : any_below) = true;
+  f.alpha = any_below || !any_above ? best[0] : best[1];
+  f.alpha_above = any_above ? best[1] : f.alpha;
+  f.beta = best[2];
   double sw = 0, st = 0;
   for (const CostPoint& p : pts)
     if (p.t > 0) {
@@ -196,7 +234,7 @@ LinearFit fit_cost_points(std::span<const CostPoint> pts) {
   const double mt = sw > 0 ? st / sw : 0;
   double stt = 0;
   for (const CostPoint& p : pts) {
-    const double r = p.t - (p.a * f.alpha + p.b * f.beta + p.c);
+    const double r = p.t - ((p.above ? f.alpha_above : f.alpha) * p.a + p.b * f.beta + p.c);
     f.residuals.push_back(r);
     f.rel_residuals.push_back(p.t != 0 ? r / p.t : 0.0);
     if (p.t > 0) {
@@ -303,7 +341,7 @@ WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_om
         scaled[j].a = pts[j].a * x;
         scaled[j].b = pts[j].b * (1 + pts[j].f * (omega - 1)) * x;
       }
-      LinearFit f = fit_cost_points(scaled);
+      CostFit f = fit_cost_points(scaled);
       if (!have || f.sse < best.fit.sse * (1 - 1e-12)) {
         best.fit = std::move(f);
         best.omega = omega;

@@ -103,15 +103,29 @@ struct CostPoint {
   double t = 0;
   double f = 0;  // the share of b that moves written data (Algorithm::written_share)
   double e = 0;  // the share of a and b spent in exchanges (Algorithm::exchange_share)
+  // Its messages lie above a protocol break (shm's single-copy threshold): its a rounds cost
+  // the upper segment's α (CostFit::alpha_above), the same β.
+  bool above = false;
 };
 
 /// α, β of the collectives themselves: weighted (relative) least squares of t − c ≈ a α + b β
-/// over the points (2x2 normal equations, no intercept). Used where the link cannot be
-/// measured apart from the collectives' own layout (more ranks than cores). alpha and beta of
-/// the result; r2, sse and residuals as in fit_linear (residuals of t). When the system is
-/// singular or its solution has a negative parameter: the better (least SSE) of α alone and
-/// β alone, the other held at 0.
-LinearFit fit_cost_points(std::span<const CostPoint> pts);
+/// over the points (normal equations, no intercept). Used where the link cannot be measured
+/// apart from the collectives' own layout (more ranks than cores). alpha and beta of the
+/// result; r2, sse and residuals as in fit_linear (residuals of t).
+///
+/// Points marked `above` pay alpha_above for their rounds instead of alpha (a third
+/// parameter, β shared: the break of CostModel's LinkModel where only the per-message cost
+/// changes); with no such point alpha_above = alpha, and with only such points alpha =
+/// alpha_above.
+///
+/// Non-negative: the least-SSE solution over every subset of the parameters (the others held
+/// at 0) whose solution is non-negative, which is the non-negative least-squares optimum. With
+/// two parameters: the full solution where it is non-negative, else the better of α alone and
+/// β alone.
+struct CostFit : LinearFit {
+  double alpha_above = 0;
+};
+CostFit fit_cost_points(std::span<const CostPoint> pts);
 
 /// fit_cost_points with ω (CostModel::written) as a third parameter: each point's β bytes
 /// become b(1 + f(ω − 1)). Profile fit: for every ω of a grid over [1, max_omega] (steps of
@@ -121,7 +135,7 @@ LinearFit fit_cost_points(std::span<const CostPoint> pts);
 /// b(1 + f(ω − 1))(1 + e(χ − 1)), profiled over a grid of [chi_lo, chi_hi] in steps of 0.05
 /// (on a tie the χ nearest 1, so points with e = 0 everywhere give χ = 1).
 struct WrittenFit {
-  LinearFit fit;
+  CostFit fit;
   double omega = 1;
   double chi = 1;
 };

@@ -324,6 +324,54 @@ TEST(Fit, CostPointsRecoverTheExchangeFactor) {
   }
 }
 
+// The oversubscribed fit's break at shm's single-copy threshold: the points whose mean message
+// reaches it pay α_above for their rounds (β shared). Times made so at p = 4, bcast, all-reduce
+// and all-gather at the sizes fabcoll-calibrate times (with 96 KiB), give back α, α_above and
+// β; with 2% noise within 10%. Fitted without the marks, one α cannot fit them as well; with no
+// point marked, alpha_above is alpha.
+TEST(Fit, CostPointsRecoverTheUpperAlpha) {
+  CostModel truth{4e-6, 2e-10, 5e-11};
+  const double threshold = 32768, alpha_above = 2.4e-5;
+  std::vector<CostPoint> pts;
+  int above = 0;
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+    if (alg->coll != Collective::bcast && alg->coll != Collective::allreduce &&
+        alg->coll != Collective::allgather)
+      continue;
+    for (double n : {64.0, 2048.0, 32768.0, 98304.0, 393216.0}) {
+      CostPoint pt;
+      if (!linear_cost_terms(*alg, n, 4, truth, pt.a, pt.b, pt.c)) continue;
+      pt.above = mean_message_bytes(*alg, n, 4, truth) >= threshold;
+      pt.t = pt.a * (pt.above ? alpha_above : truth.alpha) + pt.b * truth.beta + pt.c;
+      above += pt.above ? 1 : 0;
+      pts.push_back(pt);
+    }
+  }
+  ASSERT_GE(above, 6);
+  ASSERT_GE(pts.size() - above, 6u);
+  const CostFit exact = fit_cost_points(pts);
+  EXPECT_NEAR(exact.alpha / truth.alpha, 1.0, 1e-9);
+  EXPECT_NEAR(exact.alpha_above / alpha_above, 1.0, 1e-9);
+  EXPECT_NEAR(exact.beta / truth.beta, 1.0, 1e-9);
+  std::vector<CostPoint> unmarked = pts;
+  for (CostPoint& p : unmarked) p.above = false;
+  const CostFit one = fit_cost_points(unmarked);
+  EXPECT_EQ(one.alpha_above, one.alpha);
+  EXPECT_GT(one.sse, 1e-3);
+  std::mt19937 rng(5);
+  std::normal_distribution<double> noise(0.0, 0.02);
+  for (CostPoint& p : pts) p.t *= 1 + noise(rng);
+  const CostFit noisy = fit_cost_points(pts);
+  EXPECT_NEAR(noisy.alpha / truth.alpha, 1.0, 0.1);
+  EXPECT_NEAR(noisy.alpha_above / alpha_above, 1.0, 0.1);
+  EXPECT_NEAR(noisy.beta / truth.beta, 1.0, 0.1);
+  // Every point above: alpha (no point of its own) is alpha_above.
+  for (CostPoint& p : pts) p.above = true;
+  const CostFit all_above = fit_cost_points(pts);
+  EXPECT_EQ(all_above.alpha, all_above.alpha_above);
+}
+
 // α, β come back exactly from the formulas' times at p = 8 under `truth`, whose o and G terms
 // linear_cost_terms counts as known.
 void expect_fit_recovers(const CostModel& truth) {

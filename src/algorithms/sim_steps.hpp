@@ -27,4 +27,18 @@ inline constexpr std::size_t kSimStepsTopK = 512;
 /// (alg, p, k) for the life of the process; thread-safe.
 double sim_steps(const Algorithm& alg, int p, double k);
 
+/// The shares of alg's critical path carried by messages of at least break_bytes, on the sim:
+/// p ranks, root 0, one packet, blocks of n bytes (whole doubles, at least one), a hybrid's
+/// `strategy` (CollArgs::strategy). alpha: of its latencies (the finishing time at α = 1 for
+/// such messages and 0 for the others, over that at α = 1 for all; β = γ = 0); beta: of its
+/// bytes, likewise at β. 0 where it sends nothing. Cached per (alg, p, n, break, strategy) for
+/// the life of the process; thread-safe. tuning::segment_k costs a whole-message algorithm
+/// under a protocol break with α and β mixed by these shares.
+struct BreakShares {
+  double alpha = 0;
+  double beta = 0;
+};
+BreakShares sim_break_shares(const Algorithm& alg, int p, double n, double break_bytes,
+                             long strategy);
+
 }  // namespace fabcoll

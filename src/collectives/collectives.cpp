@@ -122,8 +122,9 @@ SegmentChoice choose_segment(const Comm& comm, const Algorithm& alg, const CollA
   const std::size_t max_k = std::max<std::size_t>(1, args.count);
   // Packets of ⌈n/k⌉ bytes: the segment that holds them.
   const auto forced = [&](std::size_t k) {
-    return SegmentChoice{
-        k, link.has_break() && std::ceil(q.n / static_cast<double>(k)) >= link.break_bytes};
+    const bool up =
+        link.has_break() && std::ceil(q.n / static_cast<double>(k)) >= link.break_bytes;
+    return SegmentChoice{k, up, up ? link.above : link.below};
   };
   if (alg.optimal_k != nullptr) {
     if (args.packets > 0) return forced(std::min(args.packets, max_k));
@@ -136,17 +137,17 @@ SegmentChoice choose_segment(const Comm& comm, const Algorithm& alg, const CollA
     }
   }
   if (!link.has_break()) {
-    if (alg.optimal_k == nullptr) return {1, false};
+    if (alg.optimal_k == nullptr) return {1, false, link.below};
     const double k = alg.costed_optimal_k(q);
-    if (!(k >= 1)) return {1, false};
-    return {std::min(max_k, static_cast<std::size_t>(std::llround(k))), false};
+    if (!(k >= 1)) return {1, false, link.below};
+    return {std::min(max_k, static_cast<std::size_t>(std::llround(k))), false, link.below};
   }
   const tuning::PacketChoice pc =
       tuning::segment_k(alg, q.n, q.p, link.below, link.above, link.break_bytes);
-  if (alg.optimal_k == nullptr) return {1, pc.above};
+  if (alg.optimal_k == nullptr) return {1, pc.above, pc.m, pc.alpha_share};
   const auto k = std::clamp<std::size_t>(static_cast<std::size_t>(std::llround(pc.k)), 1, max_k);
   // Elements wider than a byte may cap k below segment_k's (which counts bytes).
-  return static_cast<double>(k) == pc.k ? SegmentChoice{k, pc.above} : forced(k);
+  return static_cast<double>(k) == pc.k ? SegmentChoice{k, pc.above, pc.m} : forced(k);
 }
 
 std::size_t packet_count(const Comm& comm, const Algorithm& alg, const CollArgs& args) {
@@ -156,7 +157,7 @@ std::size_t packet_count(const Comm& comm, const Algorithm& alg, const CollArgs&
 double predicted_cost(const Comm& comm, const Algorithm& alg, const CollArgs& args) {
   const SegmentChoice sc = choose_segment(comm, alg, args);
   CostQuery q = query_for(comm, args);
-  q.m = sc.above ? comm.link().above : comm.link().below;
+  q.m = sc.m;
   q.k = static_cast<double>(sc.packets);
   return alg.predict(q);
 }
@@ -210,23 +211,24 @@ namespace {
 /// unless the caller forced one: the strategy it was costed with, Algorithm::strategy, which
 /// Theorem 1 under the costed model need not give back where the shares' fixed point has not
 /// settled); returns whether alg runs with the link's upper segment.
-bool apply_segment(const Comm& comm, const Algorithm& alg, CollArgs& args) {
+SegmentChoice apply_segment(const Comm& comm, const Algorithm& alg, CollArgs& args) {
   const SegmentChoice sc = choose_segment(comm, alg, args);
   if (alg.optimal_k != nullptr) args.packets = sc.packets;
   if (alg.strategy != nullptr && args.strategy < 0) {
     CostQuery q = query_for(comm, args);
-    q.m = sc.above ? comm.link().above : comm.link().below;
+    q.m = sc.m;
     q.k = static_cast<double>(args.packets);
     args.strategy = static_cast<long>(alg.strategy(q));
   }
-  return sc.above;
+  return sc;
 }
 
-/// The model alg runs with: its segment's, costed (Algorithm::costed: β raised by its written
-/// share) as the selector costed it.
-CostModel run_model(const Comm& comm, const Algorithm& alg, const CollArgs& args, bool above) {
+/// The model alg runs with: its segment's (or the mixed one), costed (Algorithm::costed: β
+/// raised by its written share) as the selector costed it.
+CostModel run_model(const Comm& comm, const Algorithm& alg, const CollArgs& args,
+                    const SegmentChoice& sc) {
   CostQuery q = query_for(comm, args);
-  q.m = above ? comm.link().above : comm.link().below;
+  q.m = sc.m;
   q.k = static_cast<double>(args.packets);
   return alg.costed(q);
 }
@@ -238,8 +240,9 @@ const Algorithm& planned(Comm& comm, CollArgs& args, bool& above, const CostMode
                          CostModel& fresh) {
   if (args.coll == Collective::allgatherv || args.coll == Collective::alltoallv) {
     const Algorithm& alg = select_algorithm(comm, args);
-    above = apply_segment(comm, alg, args);
-    fresh = run_model(comm, alg, args, above);
+    const SegmentChoice sc = apply_segment(comm, alg, args);
+    above = sc.above;
+    fresh = run_model(comm, alg, args, sc);
     model = &fresh;
     return alg;
   }
@@ -258,12 +261,13 @@ const Algorithm& planned(Comm& comm, CollArgs& args, bool& above, const CostMode
     return *static_cast<const Algorithm*>(hit->algorithm);
   }
   const Algorithm& alg = select_algorithm(comm, args);
-  above = apply_segment(comm, alg, args);
+  const SegmentChoice sc = apply_segment(comm, alg, args);
+  above = sc.above;
   key.algorithm = &alg;
   key.packets = args.packets;
   key.strategy = args.strategy;
   key.above_break = above;
-  key.model = run_model(comm, alg, args, above);
+  key.model = run_model(comm, alg, args, sc);
   model = &comm.store_plan(std::move(key)).model;
   return alg;
 }
@@ -290,8 +294,9 @@ Task<> run_collective(Comm& comm, CollArgs args, const Algorithm* alg) {
     alg = &planned(comm, args, above, plan_model, model);
     model = *plan_model;  // a copy: this task may outlive the plan cache's entry
   } else {
-    above = apply_segment(comm, *alg, args);
-    model = run_model(comm, *alg, args, above);
+    const SegmentChoice sc = apply_segment(comm, *alg, args);
+    above = sc.above;
+    model = run_model(comm, *alg, args, sc);
   }
   with_input(*alg, args);
   Channel ch(comm, comm.next_sequence(), &model);

@@ -32,6 +32,10 @@ const Algorithm& select_algorithm(const Comm& comm, const CollArgs& args);
 struct SegmentChoice {
   std::size_t packets = 1;
   bool above = false;  // the link's upper segment (messages of break_bytes and more)
+  // The model it is costed and run with: the segment's, or for a whole-message algorithm
+  // whose messages lie on both sides of the break, α and β mixed (tuning::mixed_segments).
+  CostModel m;
+  double alpha_share = -1;  // mixed: the share of its latencies above the break (else -1)
 };
 SegmentChoice choose_segment(const Comm& comm, const Algorithm& alg, const CollArgs& args);
 /// Predicted seconds of alg for args on comm (with the packet count and segment it would use).

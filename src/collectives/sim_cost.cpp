@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,11 +13,23 @@
 
 namespace fabcoll {
 
+namespace {
+// run_for_cost on a world already set up (its model, CPUs, break); phantom as the world is.
+sim::Stats run_for_cost_in(sim::World& world, const Algorithm& alg, int p, std::size_t bytes,
+                           int root, std::size_t packets, long strategy, bool phantom = true);
+}  // namespace
+
 sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const CostModel& m,
                         bool phantom, int root, std::size_t packets, std::vector<int> cpus,
                         long strategy) {
   sim::World world(p, m, phantom);
   world.set_cpus(std::move(cpus));
+  return run_for_cost_in(world, alg, p, bytes, root, packets, strategy, phantom);
+}
+
+namespace {
+sim::Stats run_for_cost_in(sim::World& world, const Algorithm& alg, int p, std::size_t bytes,
+                           int root, std::size_t packets, long strategy, bool phantom) {
   const auto np = static_cast<std::size_t>(p);
   const std::size_t count = bytes / 8;
   const bool big = alg.coll == Collective::alltoall ||
@@ -71,6 +84,7 @@ sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const Co
     return run_collective(comm, a, &alg);
   });
 }
+}  // namespace
 
 std::vector<int> last_receivers(const Algorithm& alg, int p, std::size_t bytes, const CostModel& m,
                                 std::size_t packets) {
@@ -132,6 +146,89 @@ double sim_steps(const Algorithm& alg, int p, double k_in) {
   const double a = steps_at(alg, p, lo + odd);
   const double b = steps_at(alg, p, 2 * lo + odd);
   return a + (k - static_cast<double>(lo + odd)) * (b - a) / static_cast<double>(lo);
+}
+
+namespace {
+// The shares at `bytes` (whole doubles), four runs: α or β at 1 for every message (the whole),
+// then at 1 above the break and 0 below (its part). No χ, ω, γ, o: only which messages carry
+// the path.
+BreakShares shares_at(const Algorithm& alg, int p, std::size_t bytes, double break_bytes,
+                      long strategy) {
+  const auto finish = [&](bool alpha, bool split) {
+    CostModel m;
+    m.alpha = alpha && !split ? 1 : 0;
+    m.beta = !alpha && !split ? 1 : 0;
+    m.gamma = 0;
+    m.copy = 0;
+    sim::World world(p, m, true);
+    if (split) world.set_break(break_bytes, alpha ? 1 : 0, alpha ? 0 : 1);
+    return run_for_cost_in(world, alg, p, bytes, 0, 1, strategy).finish_time;
+  };
+  BreakShares s;
+  const double latencies = finish(true, false), bytes_path = finish(false, false);
+  s.alpha = latencies > 0 ? std::clamp(finish(true, true) / latencies, 0.0, 1.0) : 0.0;
+  s.beta = bytes_path > 0 ? std::clamp(finish(false, true) / bytes_path, 0.0, 1.0) : 0.0;
+  return s;
+}
+}  // namespace
+
+BreakShares sim_break_shares(const Algorithm& alg, int p, double n, double break_bytes,
+                             long strategy) {
+  // An algorithm's messages are fixed fractions of n (n/2, n/p, np/2, … up to whole
+  // elements), so its shares change only where one of them crosses the break: at n = break /
+  // (size / n). One run at a reference size finds those fractions; the shares are then run
+  // once per interval between crossings, at the interval's geometric middle (the first: half
+  // its end; the last: twice its start), and cached. The tables ask at thousands of sizes.
+  using AlgKey = std::tuple<const Algorithm*, int, long, double>;
+  struct Intervals {
+    std::vector<double> starts;                         // n where a message reaches the break
+    std::map<std::size_t, BreakShares> shares;          // per interval index
+  };
+  static std::mutex mu;
+  static std::map<AlgKey, Intervals> cache;
+  const AlgKey key{&alg, p, strategy, break_bytes};
+  constexpr std::size_t kReference = std::size_t{1} << 23;  // 8 MiB
+  std::vector<double> starts;
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    if (const auto it = cache.find(key); it != cache.end()) starts = it->second.starts;
+  }
+  if (starts.empty()) {
+    CostModel unit;
+    unit.alpha = 1;
+    unit.beta = 0;
+    unit.gamma = 0;
+    sim::World world(p, unit, true);
+    world.record_sizes(true);
+    const sim::Stats st = run_for_cost_in(world, alg, p, kReference, 0, 1, strategy);
+    for (const std::size_t size : st.sizes)
+      if (size > 0) starts.push_back(break_bytes * static_cast<double>(kReference) / size);
+    std::sort(starts.begin(), starts.end());
+    starts.erase(std::unique(starts.begin(), starts.end(),
+                             [](double a, double b) { return b <= a * (1 + 1e-9); }),
+                 starts.end());
+    if (starts.empty()) starts.push_back(std::numeric_limits<double>::infinity());
+    const std::lock_guard<std::mutex> lock(mu);
+    cache[key].starts = starts;
+  }
+  // The interval of n: how many crossings lie at or below it (within rounding).
+  std::size_t j = 0;
+  while (j < starts.size() && n >= starts[j] * (1 - 1e-9)) ++j;
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    const Intervals& iv = cache[key];
+    if (const auto it = iv.shares.find(j); it != iv.shares.end()) return it->second;
+  }
+  double at = 0;
+  if (!std::isfinite(starts.front())) at = n;  // sends nothing: any size
+  else if (j == 0) at = starts.front() / 2;
+  else if (j == starts.size()) at = starts.back() * 2;
+  else at = std::sqrt(starts[j - 1] * starts[j]);
+  const auto bytes = static_cast<std::size_t>(std::max(1.0, std::round(at / 8))) * 8;
+  const BreakShares s = shares_at(alg, p, bytes, break_bytes, strategy);
+  const std::lock_guard<std::mutex> lock(mu);
+  cache[key].shares.emplace(j, s);
+  return s;
 }
 
 }  // namespace fabcoll

@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
+#include "algorithms/sim_steps.hpp"
 #include "bootstrap/node_map.hpp"
 #include "collectives/collectives.hpp"
 #include "collectives/context_info.hpp"
@@ -1208,9 +1209,10 @@ int main(int argc, char** argv) {
       // through both missed it: p = 4 on 2 cores, the hybrid's three exchange steps of n/2 at
       // 78–86 KB took about 35 µs each where the fit charged 21, and it was chosen there over
       // recursive doubling's two steps of n (90–110 against 68–79 µs measured, regret 40–47%
-      // in three launches). The points whose messages reach the threshold (their mean
-      // message, as segment_k places a whole-message algorithm) get α of the upper segment,
-      // β shared; 96 KiB adds a size between 32 and 384 KiB to that segment.
+      // in three launches). The rounds whose messages reach the threshold (their share of the
+      // critical path, as the selector mixes a whole-message algorithm's α:
+      // tuning::mixed_segments) get α of the upper segment, β shared; 96 KiB adds a size
+      // between 32 and 384 KiB to that segment.
       const bool broken = pull > 0;
       std::vector<double> sizes{smallest, 2048.0, 32768.0, static_cast<double>(top)};
       if (broken) sizes.insert(sizes.begin() + 3, 98304.0);
@@ -1232,9 +1234,12 @@ int main(int argc, char** argv) {
             fabcoll::CostModel tm = lp.model;
             tm.pull_bytes = pull;
             // Above the break G is not the measured one (it was measured below: β there, as
-            // model_for sets the upper segment).
-            const bool above = broken && tuning::mean_message_bytes(*alg, n, p, tm) >= pull;
-            if (above) tm.gap = -1;
+            // model_for sets the upper segment, for an algorithm segment_k places there).
+            if (broken && tuning::mean_message_bytes(*alg, n, p, tm) >= pull) tm.gap = -1;
+            // The share of its rounds above the break, as the selector mixes α
+            // (tuning::mixed_segments).
+            const double above =
+                broken ? fabcoll::sim_break_shares(*alg, p, n, pull, -1).alpha : 0.0;
             if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc)) continue;
             fabcoll::CostQuery fq;
             fq.n = n;
@@ -1738,7 +1743,7 @@ int main(int argc, char** argv) {
         csv << "collective,algorithm,n,a,b,c,f,e,above,t\n";
         for (std::size_t i = 0; i < train.size(); ++i)
           csv << train_names[i] << ',' << train[i].a << ',' << train[i].b << ',' << train[i].c
-              << ',' << train[i].f << ',' << train[i].e << ',' << int(train[i].above) << ','
+              << ',' << train[i].f << ',' << train[i].e << ',' << train[i].above << ','
               << train[i].t << '\n';
       }
       {

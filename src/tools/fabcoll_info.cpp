@@ -33,6 +33,17 @@ using fabcoll::Collective;
 
 std::string text(std::string_view s) { return std::string(s); }
 
+/// The segment column: "above", "below", or for a whole-message algorithm with messages on
+/// both sides of the break the share of its latencies above it ("62%").
+std::string segment_text(const fabcoll::SegmentChoice& sc) {
+  if (sc.alpha_share > 0 && sc.alpha_share < 1) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%.0f%%", 100 * sc.alpha_share);
+    return buf;
+  }
+  return sc.above ? "above" : "below";
+}
+
 void print_algorithms(bool markdown) {
   if (markdown) {
     std::puts("| collective | algorithm | reference | cost T(n, p) | requires | checked by |");
@@ -129,14 +140,14 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     fabcoll::CostQuery q;
     q.n = bytes;
     q.p = p;
-    q.m = sc.above ? link.above : link.below;
+    q.m = sc.m;
     q.k = a->optimal_k != nullptr ? static_cast<double>(sc.packets) : 0;
     // As Algorithm::costed charges it: ω not below written_from (the share shown is 0 there).
     const bool charged = !(q.m.written_from > 0 && a->mean_message(q) < q.m.written_from);
     if (!charged) q.m.written = 1;
     std::printf("%-24s %14.3f %10zu %8s %8.3f %8.3f  %s\n", text(a->name).c_str(),
                 fabcoll::predicted_cost(comm, *a, args) * 1e6, sc.packets,
-                sc.above ? "above" : "below", charged ? a->placed_written_share(q) : 0.0,
+                segment_text(sc).c_str(), charged ? a->placed_written_share(q) : 0.0,
                 a->exchange_share ? a->exchange_share(q) : 0.0, note.c_str());
   }
   return 0;

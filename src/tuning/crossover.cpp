@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "algorithms/sim_steps.hpp"
+
 namespace fabcoll::tuning {
 
 namespace {
@@ -25,6 +27,37 @@ CostQuery query(double n, int p, const CostModel& m) {
 }
 
 }  // namespace
+
+PacketChoice mixed_segments(const Algorithm& alg, double n, int p, const CostModel& below,
+                            const CostModel& above, double break_bytes, PacketChoice whole) {
+  if (!(break_bytes > 0) || p < 2 || p > kSimStepsMaxP || !(n >= 1)) return whole;
+  // The strategy a hybrid runs is Theorem 1's under the model it is costed with, which the
+  // shares change; once more with the strategy under the mixed model where that differs.
+  const auto strategy_under = [&](const CostModel& m) -> long {
+    if (alg.strategy == nullptr) return -1;
+    CostQuery q = query(n, p, m);
+    q.k = 1;
+    return static_cast<long>(alg.strategy(q));
+  };
+  const auto mix = [&](long strategy) {
+    const BreakShares s = sim_break_shares(alg, p, n, break_bytes, strategy);
+    PacketChoice c = whole;
+    // (At a share of 0 or 1 exactly the segment's value, not one rounded through the mix.)
+    const auto at = [](double share, double lo, double hi) {
+      return share >= 1 ? hi : share <= 0 ? lo : lo + share * (hi - lo);
+    };
+    c.m.alpha = at(s.alpha, below.alpha, above.alpha);
+    c.m.beta = at(s.beta, below.beta, above.beta);
+    c.above = s.alpha >= 0.5;
+    c.alpha_share = s.alpha;
+    c.beta_share = s.beta;
+    return c;
+  };
+  const long first = strategy_under(whole.m);
+  PacketChoice c = mix(first);
+  if (const long again = strategy_under(c.m); again != first) c = mix(again);
+  return c;
+}
 
 double selector_k(const Algorithm& alg, double n, int p, const CostModel& m) {
   if (alg.optimal_k == nullptr) return 1;
@@ -61,14 +94,16 @@ PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& b
     // model of n's segment.
     const bool fits_below = mean_message_bytes(alg, n, p, below) < break_bytes;
     const bool fits_above = mean_message_bytes(alg, n, p, above) >= break_bytes;
+    PacketChoice whole{1, n >= break_bytes ? above : below, n >= break_bytes};
     if (fits_below && fits_above) {
       CostQuery qb = query(n, p, below), qa = query(n, p, above);
       qb.k = qa.k = 1;
-      return alg.predict(qa) < alg.predict(qb) ? PacketChoice{1, above, true}
-                                               : PacketChoice{1, below, false};
+      whole = alg.predict(qa) < alg.predict(qb) ? PacketChoice{1, above, true}
+                                                : PacketChoice{1, below, false};
+    } else if (fits_below != fits_above) {
+      whole = {1, fits_below ? below : above, !fits_below};
     }
-    if (fits_below != fits_above) return {1, fits_below ? below : above, !fits_below};
-    return {1, n >= break_bytes ? above : below, n >= break_bytes};
+    return mixed_segments(alg, n, p, below, above, break_bytes, whole);
   }
   // From here: no break (any algorithm), or a pipelined algorithm.
   if (!(break_bytes > 0 && n >= break_bytes)) return {selector_k(alg, n, p, below), below, false};

@@ -48,8 +48,21 @@ double mean_message_bytes(const Algorithm& alg, double n, int p, const CostModel
 struct PacketChoice {
   double k = 1;
   CostModel m;
-  bool above = false;  // m is the upper segment's
+  bool above = false;  // m is the upper segment's (mixed: at least half its latencies are)
+  // A whole-message algorithm's shares of latencies and bytes above the break (mixed_segments;
+  // -1: not mixed, m is one segment's).
+  double alpha_share = -1;
+  double beta_share = -1;
 };
+/// A whole-message algorithm (not pipelined) under a link with a break: its messages need not
+/// all lie in one segment (Rabenseifner's at p = 4 sends n/2 and n/4, so from n = 2 breaks to
+/// 4 breaks half its rounds are above and half below). `whole`'s model (the segment
+/// segment_k's rule picks, for every term but α and β) with α and β mixed from the two
+/// segments by the shares of its critical path's latencies and bytes that messages at or above
+/// the break carry (sim_break_shares, on the sim, with a hybrid's strategy under the mixed
+/// model). `whole` unchanged without a break, at p > kSimStepsMaxP or n < 1.
+PacketChoice mixed_segments(const Algorithm& alg, double n, int p, const CostModel& below,
+                            const CostModel& above, double break_bytes, PacketChoice whole);
 /// The packet count for alg at n bytes under a link model with a protocol break at break_bytes
 /// (0: none), `below` and `above` the models of the two segments. A pipelined algorithm's
 /// packets are messages of their own, so a packet of s bytes costs α + βs of the segment that
@@ -59,8 +72,9 @@ struct PacketChoice {
 /// below it); the cheapest wins (fewest packets on a tie). Without a break, or below it for a
 /// pipelined algorithm: the selector's k under the model of n's segment. An algorithm that is
 /// not pipelined sends whole messages that may be much smaller than n (Rabenseifner's at p = 2
-/// sends two of n/2, the ring 2(p-1) of n/p): its model is the segment that holds its mean
-/// message, mean_message_bytes under that model (both hold it: the cheaper; neither: n's).
+/// sends two of n/2, the ring 2(p-1) of n/p): the segment that holds its mean message,
+/// mean_message_bytes under that model (both hold it: the cheaper; neither: n's), with α and β
+/// mixed by the shares of its path above the break (mixed_segments).
 PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
                        const CostModel& above, double break_bytes);
 /// Predicted seconds of alg at n bytes on p ranks on a link with a break: the model of n's

@@ -153,8 +153,8 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
   // Columns: α's rounds below the break, α's rounds above it, β's bytes.
   constexpr int kParams = 3;
   const auto column = [](const CostPoint& p, int j) {
-    if (j == 0) return p.above ? 0.0 : p.a;
-    if (j == 1) return p.above ? p.a : 0.0;
+    if (j == 0) return p.a * (1 - p.above);
+    if (j == 1) return p.a * p.above;
     return p.b;
   };
   double ata[kParams][kParams] = {}, aty[kParams] = {};
@@ -221,7 +221,10 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
   }
   bool any_below = false, any_above = false;
   for (const CostPoint& p : pts)
-    if (p.t > 0 && p.a != 0) (p.above ? any_above : any_below) = true;
+    if (p.t > 0 && p.a != 0) {
+      if (p.above > 0) any_above = true;
+      if (p.above < 1) any_below = true;
+    }
   f.alpha = any_below || !any_above ? best[0] : best[1];
   f.alpha_above = any_above ? best[1] : f.alpha;
   f.beta = best[2];
@@ -234,7 +237,8 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
   const double mt = sw > 0 ? st / sw : 0;
   double stt = 0;
   for (const CostPoint& p : pts) {
-    const double r = p.t - ((p.above ? f.alpha_above : f.alpha) * p.a + p.b * f.beta + p.c);
+    const double r =
+        p.t - ((f.alpha * (1 - p.above) + f.alpha_above * p.above) * p.a + p.b * f.beta + p.c);
     f.residuals.push_back(r);
     f.rel_residuals.push_back(p.t != 0 ? r / p.t : 0.0);
     if (p.t > 0) {

@@ -103,9 +103,9 @@ struct CostPoint {
   double t = 0;
   double f = 0;  // the share of b that moves written data (Algorithm::written_share)
   double e = 0;  // the share of a and b spent in exchanges (Algorithm::exchange_share)
-  // Its messages lie above a protocol break (shm's single-copy threshold): its a rounds cost
-  // the upper segment's α (CostFit::alpha_above), the same β.
-  bool above = false;
+  // The share of its a rounds whose messages lie above a protocol break (shm's single-copy
+  // threshold): those cost the upper segment's α (CostFit::alpha_above), the same β.
+  double above = 0;
 };
 
 /// α, β of the collectives themselves: weighted (relative) least squares of t − c ≈ a α + b β
@@ -113,9 +113,9 @@ struct CostPoint {
 /// apart from the collectives' own layout (more ranks than cores). alpha and beta of the
 /// result; r2, sse and residuals as in fit_linear (residuals of t).
 ///
-/// Points marked `above` pay alpha_above for their rounds instead of alpha (a third
+/// A point's rounds a are a(1 − above) at alpha and a·above at alpha_above (a third
 /// parameter, β shared: the break of CostModel's LinkModel where only the per-message cost
-/// changes); with no such point alpha_above = alpha, and with only such points alpha =
+/// changes); with no round above alpha_above = alpha, and with none below alpha =
 /// alpha_above.
 ///
 /// Non-negative: the least-SSE solution over every subset of the parameters (the others held

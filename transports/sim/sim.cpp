@@ -91,12 +91,16 @@ void World::post_send(int src, PostedOp* op) {
   // (CostModel::exchange_alpha, exchange_beta). Seen as the second message of a pair is posted,
   // so the pair's step ends when that one does.
   const bool exchange = recv_free_[src] > start || send_free_[dst] > start;
-  const double end = start + (exchange ? model_.exchange_alpha : 1.0) * model_.alpha +
-                     (exchange ? model_.exchange_beta : 1.0) * model_.beta * bytes;
+  const bool above = break_bytes_ > 0 && static_cast<double>(op->size) >= break_bytes_;
+  const double end = start + (exchange ? model_.exchange_alpha : 1.0) *
+                                 (above ? alpha_above_ : model_.alpha) +
+                     (exchange ? model_.exchange_beta : 1.0) *
+                         (above ? beta_above_ : model_.beta) * bytes;
   send_free_[src] = end;
   recv_free_[dst] = end;
   stats_.messages_sent[src] += 1;
   stats_.bytes_sent[src] += op->size;
+  if (record_sizes_) sizes_.insert(op->size);
   // Rounds: a message comes after whatever its sender received before posting it and after
   // the previous message through either port (one-port model).
   const int depth = std::max({depth_[src], send_depth_[src], recv_depth_[dst]}) + 1;
@@ -234,6 +238,7 @@ Task<> World::rank_main(World& w, int rank, Task<> inner) {
 Stats World::run(const std::function<Task<>(Comm&)>& fn, const std::vector<double>& start_times) {
   const auto np = static_cast<std::size_t>(p_);
   stats_ = Stats{};
+  sizes_.clear();
   stats_.rank_finish.assign(np, 0.0);
   stats_.messages_sent.assign(np, 0);
   stats_.bytes_sent.assign(np, 0);
@@ -290,6 +295,7 @@ Stats World::run(const std::function<Task<>(Comm&)>& fn, const std::vector<doubl
     stats_.total_messages += stats_.messages_sent[ur];
     stats_.total_bytes += stats_.bytes_sent[ur];
   }
+  stats_.sizes.assign(sizes_.begin(), sizes_.end());
   for (const auto& err : errors_)
     if (err) std::rethrow_exception(err);
   if (running_ != 0) {

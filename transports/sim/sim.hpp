@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <queue>
+#include <set>
 #include <vector>
 
 #include "engine/communicator.hpp"
@@ -44,6 +45,8 @@ struct Stats {
   // Communication rounds: the longest chain of messages in which each one is sent after the
   // previous one arrived at its sender or used the same send or receive port before it.
   int rounds = 0;
+  // Every distinct message size sent, ascending (only when World::record_sizes is on).
+  std::vector<std::size_t> sizes;
 };
 
 class World final : public Executor {
@@ -61,6 +64,15 @@ class World final : public Executor {
   /// is charged only to written bytes sent to a rank on another CPU: a rank reads what a
   /// core-mate wrote from their shared cache (Placement).
   void set_cpus(std::vector<int> cpus);
+  /// A protocol break (LinkModel): messages of at least `bytes` cost alpha_above and
+  /// beta_above in place of the model's α and β (χ, ω as for any message). bytes 0: none.
+  /// Stats::sizes: record every distinct message size sent.
+  void record_sizes(bool on) { record_sizes_ = on; }
+  void set_break(double bytes, double alpha_above, double beta_above) {
+    break_bytes_ = bytes;
+    alpha_above_ = alpha_above;
+    beta_above_ = beta_above;
+  }
 
   /// Runs fn(comm of rank r) on every rank to completion; returns the statistics of this run
   /// (counted from the start of this run). Throws the first rank's error, or Errc::internal
@@ -123,6 +135,9 @@ class World final : public Executor {
   std::vector<std::vector<std::unique_ptr<Message>>> unexpected_;
   std::vector<std::map<std::uintptr_t, std::uintptr_t>> written_;  // per rank: [begin, end)
   std::vector<int> cpus_;                                          // per rank (set_cpus)
+  double break_bytes_ = 0, alpha_above_ = 0, beta_above_ = 0;      // set_break
+  bool record_sizes_ = false;
+  std::set<std::size_t> sizes_;
   Stats stats_;
   std::vector<bool> finished_;
   std::vector<std::exception_ptr> errors_;

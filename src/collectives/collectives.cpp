@@ -122,8 +122,7 @@ SegmentChoice choose_segment(const Comm& comm, const Algorithm& alg, const CollA
   const std::size_t max_k = std::max<std::size_t>(1, args.count);
   // Packets of ⌈n/k⌉ bytes: the segment that holds them.
   const auto forced = [&](std::size_t k) {
-    const bool up =
-        link.has_break() && std::ceil(q.n / static_cast<double>(k)) >= link.break_bytes;
+    const bool up = link.has_break() && std::ceil(q.n / static_cast<double>(k)) >= link.break_bytes;
     return SegmentChoice{k, up, up ? link.above : link.below};
   };
   if (alg.optimal_k != nullptr) {

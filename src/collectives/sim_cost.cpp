@@ -181,8 +181,8 @@ BreakShares sim_break_shares(const Algorithm& alg, int p, double n, double break
   // its end; the last: twice its start), and cached. The tables ask at thousands of sizes.
   using AlgKey = std::tuple<const Algorithm*, int, long, double>;
   struct Intervals {
-    std::vector<double> starts;                         // n where a message reaches the break
-    std::map<std::size_t, BreakShares> shares;          // per interval index
+    std::vector<double> starts;                 // n where a message reaches the break
+    std::map<std::size_t, BreakShares> shares;  // per interval index
   };
   static std::mutex mu;
   static std::map<AlgKey, Intervals> cache;
@@ -220,10 +220,14 @@ BreakShares sim_break_shares(const Algorithm& alg, int p, double n, double break
     if (const auto it = iv.shares.find(j); it != iv.shares.end()) return it->second;
   }
   double at = 0;
-  if (!std::isfinite(starts.front())) at = n;  // sends nothing: any size
-  else if (j == 0) at = starts.front() / 2;
-  else if (j == starts.size()) at = starts.back() * 2;
-  else at = std::sqrt(starts[j - 1] * starts[j]);
+  if (!std::isfinite(starts.front()))
+    at = n;  // sends nothing: any size
+  else if (j == 0)
+    at = starts.front() / 2;
+  else if (j == starts.size())
+    at = starts.back() * 2;
+  else
+    at = std::sqrt(starts[j - 1] * starts[j]);
   const auto bytes = static_cast<std::size_t>(std::max(1.0, std::round(at / 8))) * 8;
   const BreakShares s = shares_at(alg, p, bytes, break_bytes, strategy);
   const std::lock_guard<std::mutex> lock(mu);

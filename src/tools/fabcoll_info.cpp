@@ -146,8 +146,8 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     const bool charged = !(q.m.written_from > 0 && a->mean_message(q) < q.m.written_from);
     if (!charged) q.m.written = 1;
     std::printf("%-24s %14.3f %10zu %8s %8.3f %8.3f  %s\n", text(a->name).c_str(),
-                fabcoll::predicted_cost(comm, *a, args) * 1e6, sc.packets,
-                segment_text(sc).c_str(), charged ? a->placed_written_share(q) : 0.0,
+                fabcoll::predicted_cost(comm, *a, args) * 1e6, sc.packets, segment_text(sc).c_str(),
+                charged ? a->placed_written_share(q) : 0.0,
                 a->exchange_share ? a->exchange_share(q) : 0.0, note.c_str());
   }
   return 0;

@@ -50,7 +50,6 @@ PacketChoice mixed_segments(const Algorithm& alg, double n, int p, const CostMod
     c.m.beta = at(s.beta, below.beta, above.beta);
     c.above = s.alpha >= 0.5;
     c.alpha_share = s.alpha;
-    c.beta_share = s.beta;
     return c;
   };
   const long first = strategy_under(whole.m);

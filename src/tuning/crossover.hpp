@@ -49,10 +49,9 @@ struct PacketChoice {
   double k = 1;
   CostModel m;
   bool above = false;  // m is the upper segment's (mixed: at least half its latencies are)
-  // A whole-message algorithm's shares of latencies and bytes above the break (mixed_segments;
-  // -1: not mixed, m is one segment's).
+  // A whole-message algorithm's share of its latencies above the break (mixed_segments; -1:
+  // not mixed, m is one segment's).
   double alpha_share = -1;
-  double beta_share = -1;
 };
 /// A whole-message algorithm (not pipelined) under a link with a break: its messages need not
 /// all lie in one segment (Rabenseifner's at p = 4 sends n/2 and n/4, so from n = 2 breaks to

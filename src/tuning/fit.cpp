@@ -166,7 +166,7 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
       for (int j = 0; j < kParams; ++j) ata[i][j] += w * column(p, i) * column(p, j);
     }
   }
-  const auto sse_of = [&](const double (&x)[kParams]) {
+  const auto sse_of = [&](const double(&x)[kParams]) {
     double e = 0;
     for (const CostPoint& p : pts)
       if (p.t > 0) {

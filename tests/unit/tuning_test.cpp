@@ -326,10 +326,10 @@ TEST(Fit, CostPointsRecoverTheExchangeFactor) {
 }
 
 // The oversubscribed fit's break at shm's single-copy threshold: the share of a point's rounds
-// whose messages reach it (on the sim) pay α_above (β shared). Times made so at p = 4, bcast, all-reduce
-// and all-gather at the sizes fabcoll-calibrate times (with 96 KiB), give back α, α_above and
-// β; with 2% noise within 10%. Fitted without the marks, one α cannot fit them as well; with no
-// point marked, alpha_above is alpha.
+// whose messages reach it (on the sim) pay α_above (β shared). Times made so at p = 4, bcast,
+// all-reduce and all-gather at the sizes fabcoll-calibrate times (with 96 KiB), give back α,
+// α_above and β; with 2% noise within 10%. Fitted without the marks, one α cannot fit them as well;
+// with no point marked, alpha_above is alpha.
 TEST(Fit, CostPointsRecoverTheUpperAlpha) {
   CostModel truth{4e-6, 2e-10, 5e-11};
   const double threshold = 32768, alpha_above = 2.4e-5;
@@ -344,8 +344,8 @@ TEST(Fit, CostPointsRecoverTheUpperAlpha) {
       CostPoint pt;
       if (!linear_cost_terms(*alg, n, 4, truth, pt.a, pt.b, pt.c)) continue;
       pt.above = sim_break_shares(*alg, 4, n, threshold, -1).alpha;
-      pt.t = pt.a * (truth.alpha * (1 - pt.above) + alpha_above * pt.above) + pt.b * truth.beta +
-             pt.c;
+      pt.t =
+          pt.a * (truth.alpha * (1 - pt.above) + alpha_above * pt.above) + pt.b * truth.beta + pt.c;
       above += pt.above > 0 ? 1 : 0;
       mixed += pt.above > 0 && pt.above < 1 ? 1 : 0;
       pts.push_back(pt);

@@ -92,10 +92,9 @@ void World::post_send(int src, PostedOp* op) {
   // so the pair's step ends when that one does.
   const bool exchange = recv_free_[src] > start || send_free_[dst] > start;
   const bool above = break_bytes_ > 0 && static_cast<double>(op->size) >= break_bytes_;
-  const double end = start + (exchange ? model_.exchange_alpha : 1.0) *
-                                 (above ? alpha_above_ : model_.alpha) +
-                     (exchange ? model_.exchange_beta : 1.0) *
-                         (above ? beta_above_ : model_.beta) * bytes;
+  const double end =
+      start + (exchange ? model_.exchange_alpha : 1.0) * (above ? alpha_above_ : model_.alpha) +
+      (exchange ? model_.exchange_beta : 1.0) * (above ? beta_above_ : model_.beta) * bytes;
   send_free_[src] = end;
   recv_free_[dst] = end;
   stats_.messages_sent[src] += 1;

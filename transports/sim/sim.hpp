@@ -66,13 +66,13 @@ class World final : public Executor {
   void set_cpus(std::vector<int> cpus);
   /// A protocol break (LinkModel): messages of at least `bytes` cost alpha_above and
   /// beta_above in place of the model's α and β (χ, ω as for any message). bytes 0: none.
-  /// Stats::sizes: record every distinct message size sent.
-  void record_sizes(bool on) { record_sizes_ = on; }
   void set_break(double bytes, double alpha_above, double beta_above) {
     break_bytes_ = bytes;
     alpha_above_ = alpha_above;
     beta_above_ = beta_above;
   }
+  /// Stats::sizes: record every distinct message size sent.
+  void record_sizes(bool on) { record_sizes_ = on; }
 
   /// Runs fn(comm of rank r) on every rank to completion; returns the statistics of this run
   /// (counted from the start of this run). Throws the first rank's error, or Errc::internal

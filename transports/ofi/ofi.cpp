@@ -58,9 +58,11 @@ enum FinStatus : std::uint32_t { kFinOk = 0, kFinTruncated = 1, kFinFailed = 2 }
 // sockets uses tag_bit; every other provider with CQ data uses cq_data.
 enum class RtsMarker : std::uint8_t { cq_data, tag_bit };
 constexpr std::uint64_t kRtsData = 0x5254530000000001ull;  // "RTS" + version
-// An eager message sent without the 32-byte prefix (where the RTS marker is CQ data): its
-// first 32 bytes land in the receive's header slot, the rest at the buffer's start, and the
-// receiver moves them into place (a memmove of the message). Why: the prefix pushed messages
+// An eager message sent without the 32-byte prefix (where the RTS marker is CQ data). A receive
+// smaller than the eager limit posts its header slot after the buffer (Impl::header_last), and
+// the message lands in place. Into a larger receive, its first 32 bytes land in the header
+// slot, the rest at the buffer's start, and the receiver moves them into place (a memmove of
+// the message). Why raw: the prefix pushed messages
 // past a provider's protocol sizes. The shm provider's 4096-byte inject size: a 4 KiB ping-pong
 // took 4.28 against 0.86 us bare. tcp;ofi_rxm's 16 KiB eager buffer: a 16 KiB message went by
 // rxm's rendezvous, 60 against 21 us bare (fabcoll-pingpong --compare-bare). Up to the inject
@@ -317,13 +319,15 @@ struct Endpoint::Impl {
   // posts a private, registered 32-byte header slot as its first iov: an RTS is exactly the
   // header; an eager message is a constant prefix followed by the payload, which lands straight
   // in the user buffer (the second iov). Except raw ones (kRawData, every eager message where the
-  // marker is CQ data, unless Options::raw_eager is off): no prefix; their first 32 bytes land in
-  // the slot and the rest at the buffer's start, moved into place on completion. Receives that
-  // share one buffer (overlapping receives, erroneous in MPI) may then hold a mix of their
-  // messages; each stays inside its own [0, size). The RTS must never land in the user buffer:
-  // receives posted at once into one buffer (a bandwidth window, like osu_bw's) overwrote each
-  // other's RTS (and rendezvous reads overwrote it with payload) before its completion was handled,
-  // so receivers read wrong cookies and sizes and senders waited forever for their FINs. Every
+  // marker is CQ data, unless Options::raw_eager is off): no prefix; into a receive smaller than
+  // the eager limit they land in place (its slot is posted after the buffer: header_last), into a
+  // larger one their first 32 bytes land in the slot and the rest at the buffer's start, moved
+  // into place on completion. Receives that share one buffer (overlapping receives, erroneous in MPI) may then hold a mix of their
+  // messages; each stays inside its own [0, size). A legitimate RTS must never land in the user
+  // buffer: receives posted at once into one buffer (a bandwidth window, like osu_bw's) overwrote
+  // each other's RTS (and rendezvous reads overwrote it with payload) before its completion was
+  // handled, so receivers read wrong cookies and sizes and senders waited forever for their FINs
+  // (a receive below the eager limit gets no legitimate RTS: see header_last). Every
   // receive also gets the shared sink (eager limit bytes) as its last iov, so that no eager message
   // can overflow a posted receive at the provider: the truncation check is ours (received >
   // capacity). Reason: tcp;ofi_rxm in libfabric 1.17 stops delivering on a connection after it
@@ -379,6 +383,7 @@ struct Endpoint::Impl {
     void* desc = nullptr;
     std::byte* hdr = nullptr;  // a receive's header slot (rendezvous on): own_hdr, else null
     void* hdr_desc = nullptr;
+    bool hdr_last = false;  // the slot is posted after the user buffer (Impl::header_last)
     // Rendezvous.
     std::uint64_t cookie = 0;
     RtsHeader rts{};
@@ -407,6 +412,7 @@ struct Endpoint::Impl {
       desc = nullptr;
       hdr = nullptr;
       hdr_desc = nullptr;
+      hdr_last = false;
       cookie = 0;
       rts = RtsHeader{};
       read_next = 0;
@@ -444,6 +450,16 @@ struct Endpoint::Impl {
   bool kick_progress = false;
   std::size_t raw_limit = 0;  // eager sends up to this size go without the prefix (kRawData)
   bool raw_eager = false;     // eager sends above the inject size go raw too (fi_tsenddata)
+
+  /// Whether r's header slot goes after its user buffer: where every eager message is raw
+  /// (raw_eager, on every rank: the framing says so) and r is smaller than the eager limit,
+  /// so that no correct sender sends it an RTS (those announce eager_limit bytes or more). A
+  /// raw message then lands in place, with no memmove on completion. An RTS that comes anyway
+  /// (a sender's larger message) overwrites at most the first 32 bytes of a receive that
+  /// fails with a truncation error.
+  [[nodiscard]] bool header_last(const Req* r) const {
+    return r->hdr != nullptr && raw_eager && r->size < eager_limit;
+  }
   RtsMarker marker = RtsMarker::cq_data;
   bool mr_local = false;
   bool mr_virt_addr = false;
@@ -650,7 +666,9 @@ void Endpoint::Impl::exchange_addresses() {
   // other's messages; and, with the rendezvous, its eager limit, which sizes the receives' sink
   // (a larger eager message than a receiver's limit would fail at its provider).
   const std::string framing =
-      rma ? std::string(raw_limit > 0 ? "/rendezvous+raw@" : "/rendezvous@") +
+      rma ? std::string(raw_eager         ? "/rendezvous+raw@"
+                        : raw_limit > 0 ? "/rendezvous+rawinject@"
+                                        : "/rendezvous@") +
                 std::to_string(eager_limit)
           : std::string("/eager");
   store.put("ofi/addr/" + std::to_string(rank), to_hex(name.data(), len) + framing);
@@ -971,13 +989,18 @@ int Endpoint::Impl::try_rx(Req* r) {
   std::array<iovec, 3> iov;
   std::array<void*, 3> desc;
   std::size_t n = 0;
-  if (r->hdr != nullptr) {
+  r->hdr_last = header_last(r);
+  if (r->hdr != nullptr && !r->hdr_last) {
     iov[n] = iovec{r->hdr, sizeof(RtsHeader)};
     desc[n++] = r->hdr_desc;
   }
   if (r->size > 0) {
     iov[n] = iovec{r->rbuf, r->size};
     desc[n++] = r->desc;
+  }
+  if (r->hdr_last) {
+    iov[n] = iovec{r->hdr, sizeof(RtsHeader)};
+    desc[n++] = r->hdr_desc;
   }
   if (!sink.empty()) {
     iov[n] = iovec{sink.data(), sink.size()};
@@ -1139,7 +1162,13 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
                "ofi: malformed rendezvous header from world rank " + std::to_string(r->peer));
       return;
     }
-    std::memcpy(&h, r->hdr, sizeof h);
+    if (r->hdr_last) {  // [user buffer][slot]: the RTS's first min(size, 32) bytes in the buffer
+      const std::size_t in_buf = std::min(cap, sizeof h);
+      std::memcpy(&h, r->rbuf, in_buf);
+      std::memcpy(reinterpret_cast<std::byte*>(&h) + in_buf, r->hdr, sizeof h - in_buf);
+    } else {
+      std::memcpy(&h, r->hdr, sizeof h);
+    }
     if (h.size > cap) {
       r->rts = h;
       queue_fin(r, kFinTruncated);
@@ -1150,12 +1179,17 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
     return;
   }
   if ((e.flags & FI_REMOTE_CQ_DATA) != 0 && e.data == kRawData && r->hdr != nullptr) {
-    // The message's first 32 bytes are in the header slot, the rest at the buffer's start.
     const std::size_t got = e.len;
     if (got > cap) {
       fail_req(r, Errc::truncation, truncation_message(got, r->peer, cap));
       return;
     }
+    if (r->hdr_last) {  // in place: the slot comes after the buffer
+      if (r->op != nullptr) r->op->received = got;
+      complete_req(r);
+      return;
+    }
+    // The message's first 32 bytes are in the header slot, the rest at the buffer's start.
     auto* out = static_cast<std::byte*>(r->rbuf);
     const std::size_t head = std::min(got, sizeof(RtsHeader));
     if (got > head) std::memmove(out + head, out, got - head);
@@ -1164,7 +1198,7 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
     complete_req(r);
     return;
   }
-  if (e.len < hdr_len) {
+  if (e.len < hdr_len || r->hdr_last) {  // hdr_last: every eager message is raw (the framing)
     fail_req(r, Errc::transport,
              "ofi: message without its header from world rank " + std::to_string(r->peer));
     return;

@@ -681,8 +681,8 @@ void Endpoint::Impl::exchange_addresses() {
                                                                     : value.substr(slash + 1)) +
                                         " framing, this rank (" + std::to_string(rank) + ") " +
                                         framing.substr(1) +
-                                        ": set FABCOLL_OFI_RENDEZVOUS and FABCOLL_OFI_EAGER_LIMIT "
-                                        "alike on every rank");
+                                        ": set FABCOLL_OFI_RENDEZVOUS, FABCOLL_OFI_EAGER_LIMIT and "
+                                        "FABCOLL_OFI_RAW_EAGER alike on every rank");
     }
     value.resize(slash);
     std::vector<std::byte> addr = from_hex(value);

@@ -1178,7 +1178,7 @@ void Endpoint::Impl::on_completion(const fi_cq_tagged_entry& e) {
     }
     if (r->hdr_last) {  // [user buffer][slot]: the RTS's first min(size, 32) bytes in the buffer
       const std::size_t in_buf = std::min(cap, sizeof h);
-      std::memcpy(&h, r->rbuf, in_buf);
+      if (in_buf > 0) std::memcpy(&h, r->rbuf, in_buf);
       std::memcpy(reinterpret_cast<std::byte*>(&h) + in_buf, r->hdr, sizeof h - in_buf);
     } else {
       std::memcpy(&h, r->hdr, sizeof h);

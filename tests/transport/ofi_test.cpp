@@ -936,6 +936,7 @@ TEST_P(OfiConformance, TruncationFailsTheReceiveOnly) {
       ts.push_back(send(c, 1, 5, tiny.data(), 8));
       ts.push_back(send(c, 1, 6, large.data(), large.size()));  // an RTS into 16 bytes
       ts.push_back(send(c, 1, 7, large.data(), large.size()));  // an RTS into 100 bytes
+      ts.push_back(send(c, 1, 8, large.data(), large.size()));  // an RTS into none
       ts.push_back(send(c, 1, 4, after.data(), after.size()));
       ASSERT_TRUE(wait_all(c, ts));
       for (const Transfer& t : ts) EXPECT_EQ(error_of(t), Errc::success) << t.op()->message;
@@ -954,6 +955,7 @@ TEST_P(OfiConformance, TruncationFailsTheReceiveOnly) {
       ts.push_back(recv(c, 0, 5, nullptr, 0));
       ts.push_back(recv(c, 0, 6, b6.data(), 16));
       ts.push_back(recv(c, 0, 7, b7.data(), 100));
+      ts.push_back(recv(c, 0, 8, nullptr, 0));
       ts.push_back(recv(c, 0, 4, b4.data(), b4.size()));
       ASSERT_TRUE(wait_all(c, ts));
       EXPECT_EQ(error_of(ts[0]), Errc::truncation) << ts[0].op()->message;
@@ -965,14 +967,15 @@ TEST_P(OfiConformance, TruncationFailsTheReceiveOnly) {
       for (std::size_t i = 10; i < b2.size(); ++i) ASSERT_EQ(b2[i], std::byte{0xee}) << i;
       for (std::size_t i = big / 2; i < b3.size(); ++i) ASSERT_EQ(b3[i], std::byte{0xee}) << i;
       // Below the eager limit a receive posts its header slot after the buffer: an RTS lands
-      // across both (16 bytes) or in the buffer (100), and its size still comes through.
-      for (const std::size_t i : {4, 5}) {
+      // across both (16 bytes), in the buffer (100) or in the slot (0), and its size still
+      // comes through.
+      for (const std::size_t i : {4, 5, 6}) {
         EXPECT_EQ(error_of(ts[i]), Errc::truncation) << ts[i].op()->message;
         EXPECT_NE(ts[i].op()->message.find("65536"), std::string::npos) << ts[i].op()->message;
       }
       for (std::size_t i = 16; i < b6.size(); ++i) ASSERT_EQ(b6[i], std::byte{0xee}) << i;
       for (std::size_t i = 100; i < b7.size(); ++i) ASSERT_EQ(b7[i], std::byte{0xee}) << i;
-      ASSERT_EQ(error_of(ts[6]), Errc::success) << ts[6].op()->message;
+      ASSERT_EQ(error_of(ts[7]), Errc::success) << ts[7].op()->message;
       EXPECT_TRUE(check_payload(b4.data(), 0, 4, 300));
     }
     progress_barrier(c, "truncation");

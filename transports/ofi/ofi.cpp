@@ -326,17 +326,18 @@ struct Endpoint::Impl {
   // marker is CQ data, unless Options::raw_eager is off): no prefix; into a receive smaller than
   // the eager limit they land in place (its slot is posted after the buffer: header_last), into a
   // larger one their first 32 bytes land in the slot and the rest at the buffer's start, moved
-  // into place on completion. Receives that share one buffer (overlapping receives, erroneous in MPI) may then hold a mix of their
-  // messages; each stays inside its own [0, size). A legitimate RTS must never land in the user
-  // buffer: receives posted at once into one buffer (a bandwidth window, like osu_bw's) overwrote
-  // each other's RTS (and rendezvous reads overwrote it with payload) before its completion was
-  // handled, so receivers read wrong cookies and sizes and senders waited forever for their FINs
-  // (a receive below the eager limit gets no legitimate RTS: see header_last). Every
-  // receive also gets the shared sink (eager limit bytes) as its last iov, so that no eager message
-  // can overflow a posted receive at the provider: the truncation check is ours (received >
-  // capacity). Reason: tcp;ofi_rxm in libfabric 1.17 stops delivering on a connection after it
-  // reports FI_ETRUNC (ofiwg/libfabric#8274, fixed in 1.18). The sink's contents are garbage by
-  // design and never read.
+  // into place on completion. Receives that share one buffer (overlapping receives, erroneous in
+  // MPI) may then hold a mix of their messages; each stays inside its own [0, size). A
+  // legitimate RTS must never land in the user buffer: receives posted at once into one buffer
+  // (a bandwidth window, like osu_bw's) overwrote each other's RTS (and rendezvous reads
+  // overwrote it with payload) before its completion was handled, so receivers read wrong
+  // cookies and sizes and senders waited forever for their FINs (a receive below the eager
+  // limit gets no legitimate RTS: see header_last). Every receive also gets the shared sink
+  // (eager limit bytes) as its last iov, so that no eager message can overflow a posted receive at
+  // the provider: the truncation check is ours (received > capacity). Reason: tcp;ofi_rxm in
+  // libfabric 1.17 stops delivering on a connection after it reports FI_ETRUNC
+  // (ofiwg/libfabric#8274, fixed in 1.18). The sink's contents are garbage by design and never
+  // read.
 
   enum class Phase : std::uint8_t {
     queued,    // waiting in a retry queue (nothing handed to the provider yet)
@@ -455,8 +456,8 @@ struct Endpoint::Impl {
   // Reads of the CQ (each runs the sockets progress engine) since a send, RTS, FIN or read was
   // last handed to the provider, up to kFlushReads: flush kicks only for what is missing.
   int reads_since_tx = kFlushReads;  // nothing handed over yet
-  std::size_t raw_limit = 0;  // eager sends up to this size go without the prefix (kRawData)
-  bool raw_eager = false;     // eager sends above the inject size go raw too (fi_tsenddata)
+  std::size_t raw_limit = 0;         // eager sends up to this size go without the prefix (kRawData)
+  bool raw_eager = false;            // eager sends above the inject size go raw too (fi_tsenddata)
 
   /// Whether r's header slot goes after its user buffer: where every eager message is raw
   /// (raw_eager, on every rank: the framing says so) and r is smaller than the eager limit,
@@ -672,12 +673,11 @@ void Endpoint::Impl::exchange_addresses() {
   // header on every tagged message but raw ones): ranks that disagree could not read each
   // other's messages; and, with the rendezvous, its eager limit, which sizes the receives' sink
   // (a larger eager message than a receiver's limit would fail at its provider).
-  const std::string framing =
-      rma ? std::string(raw_eager         ? "/rendezvous+raw@"
-                        : raw_limit > 0 ? "/rendezvous+rawinject@"
-                                        : "/rendezvous@") +
-                std::to_string(eager_limit)
-          : std::string("/eager");
+  const std::string framing = rma ? std::string(raw_eager       ? "/rendezvous+raw@"
+                                                : raw_limit > 0 ? "/rendezvous+rawinject@"
+                                                                : "/rendezvous@") +
+                                        std::to_string(eager_limit)
+                                  : std::string("/eager");
   store.put("ofi/addr/" + std::to_string(rank), to_hex(name.data(), len) + framing);
   for (int r = 0; r < size; ++r) {
     std::string value = store.get("ofi/addr/" + std::to_string(r), opts.timeout_s);

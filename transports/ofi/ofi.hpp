@@ -97,7 +97,7 @@ struct Stats {
   std::uint64_t eagain_retries = 0;    // posts that got -FI_EAGAIN and were queued
   std::uint64_t mr_per_call = 0;       // user buffers registered (fi_mr_reg) for one operation
   std::uint64_t mr_registry_hits = 0;  // user buffers found inside a registered region
-  std::uint64_t flush_kicks = 0;  // CQ reads a collective's end made to send what was queued
+  std::uint64_t flush_kicks = 0;       // CQ reads a collective's end made to send what was queued
 };
 
 /// Options from the environment: provider from FABCOLL_PROVIDER, else FI_PROVIDER, else auto;

@@ -676,6 +676,9 @@ struct Measured {
   double n = 0, predicted = 0, measured = 0;
   double probe = 0;  // the written-data probe right after its size was validated
   bool chosen = false, fastest = false;
+  /// The candidate whose run this one is at this size (Algorithm::same_run_as: the hybrid
+  /// whose strategy is recursive doubling's), timed once for both; empty: timed itself.
+  std::string same_run_as;
   /// The slowest rank's time per call in each round (time_candidates; measured is their
   /// median): the regret's interval resamples them.
   std::vector<double> samples;
@@ -1379,6 +1382,7 @@ int main(int argc, char** argv) {
         std::vector<double> packets;
         std::vector<double> predicted;
         std::vector<fabcoll::CostModel> models;  // the model each prediction used
+        std::vector<std::string> twin_of;        // Algorithm::same_run_as at the prediction's q
         for (const Algorithm* alg : fabcoll::all_algorithms()) {
           if (alg->coll != c || !tuning::eligible(*alg, p, true)) continue;
           // The packet count the fitted model wants (elements of 8 bytes, as the engine counts).
@@ -1397,6 +1401,28 @@ int main(int argc, char** argv) {
           packets.push_back(packet);
           predicted.push_back(alg->predict(q));
           models.push_back(pc.m);
+          twin_of.emplace_back(alg->same_run_as != nullptr ? alg->same_run_as(q) : "");
+        }
+        // A candidate that is another's run at this size (the hybrid whose strategy is recursive
+        // doubling's or, at p = 2^d, Rabenseifner's: one coroutine, one strategy) is timed once,
+        // as that one. Timed twice, two turns of the same run came out apart by more than the
+        // regret target and the difference counted as a wrong choice: at p = 2 over sockets,
+        // 1 MiB, recursive doubling measured 0.97-1.13 times the hybrid in 14 launches, and four
+        // turns of recursive doubling alone in one validation-like loop (2026-11-26) had medians
+        // of 498-536 µs.
+        std::vector<std::size_t> twin(cands.size(), SIZE_MAX);
+        std::vector<const Algorithm*> timed_cands;
+        std::vector<double> timed_packets;
+        std::vector<fabcoll::CostModel> timed_models;
+        std::vector<std::size_t> timed_index(cands.size(), SIZE_MAX);
+        for (std::size_t j = 0; j < cands.size(); ++j) {
+          for (std::size_t i = 0; i < cands.size() && !twin_of[j].empty(); ++i)
+            if (i != j && cands[i]->name == twin_of[j] && twin_of[i].empty()) twin[j] = i;
+          if (twin[j] != SIZE_MAX) continue;
+          timed_index[j] = timed_cands.size();
+          timed_cands.push_back(cands[j]);
+          timed_packets.push_back(packets[j]);
+          timed_models.push_back(models[j]);
         }
         // Timed as time_candidates says; each candidate under the model its prediction used
         // (the run chooses what its formula chooses by the model, e.g. hybrid's strategy, not
@@ -1412,18 +1438,20 @@ int main(int argc, char** argv) {
         }
         if (sizes_left > 0) --sizes_left;
         std::vector<std::vector<double>> rounds;
-        const std::vector<double> measured =
-            time_candidates(c, world, fabcoll::world_comm(ctx), p, cands, packets, &models, bytes,
-                            101, barrier_time, a, b, &prog, nullptr, &rounds, size_budget);
+        const std::vector<double> measured = time_candidates(
+            c, world, fabcoll::world_comm(ctx), p, timed_cands, timed_packets, &timed_models, bytes,
+            101, barrier_time, a, b, &prog, nullptr, &rounds, size_budget);
         std::vector<Measured> here;
         for (std::size_t j = 0; j < cands.size(); ++j) {
+          const std::size_t t = timed_index[twin[j] != SIZE_MAX ? twin[j] : j];
           Measured me;
           me.coll = fabcoll::collective_name(c);
           me.alg = std::string(cands[j]->name);
           me.n = n;
           me.predicted = predicted[j];
-          me.measured = measured[j];
-          me.samples = std::move(rounds[j]);
+          me.measured = measured[t];
+          me.samples = rounds[t];
+          if (twin[j] != SIZE_MAX) me.same_run_as = std::string(cands[twin[j]]->name);
           here.push_back(me);
         }
         if (here.empty()) continue;
@@ -1535,7 +1563,8 @@ int main(int argc, char** argv) {
     };
     std::map<std::pair<std::string, double>, Rounds> rounds_of;
     for (const auto& me : results) {
-      errs.push_back((me.predicted - me.measured) / me.measured);
+      // A twin's run is its sibling's (timed once): its error counts once, as the sibling's.
+      if (me.same_run_as.empty()) errs.push_back((me.predicted - me.measured) / me.measured);
       const std::pair<std::string, double> key{me.coll, me.n};
       probe_of[key] = me.probe;
       Rounds& r = rounds_of[key];
@@ -1587,6 +1616,7 @@ int main(int argc, char** argv) {
                       {"measured", me.measured},
                       {"chosen", me.chosen},
                       {"fastest", me.fastest},
+                      {"same_run_as", me.same_run_as},
                       {"probe", me.probe}});
     v["runs"] = rows;
     file.validation_json = v.dump();
@@ -1631,10 +1661,12 @@ int main(int argc, char** argv) {
       std::printf("%-22s %-24s %10s %14s %14s %8s  %s\n", "collective", "algorithm", "bytes",
                   "predicted(us)", "measured(us)", "error", "");
     for (const auto& me : results)
-      std::printf("%-22s %-24s %10.0f %14.2f %14.2f %+7.0f%%  %s%s\n", me.coll.c_str(),
-                  me.alg.c_str(), me.n, me.predicted * 1e6, me.measured * 1e6,
-                  100 * (me.predicted - me.measured) / me.measured, me.chosen ? "chosen " : "",
-                  me.fastest ? "fastest" : "");
+      std::printf(
+          "%-22s %-24s %10.0f %14.2f %14.2f %+7.0f%%  %s%s%s\n", me.coll.c_str(), me.alg.c_str(),
+          me.n, me.predicted * 1e6, me.measured * 1e6,
+          100 * (me.predicted - me.measured) / me.measured, me.chosen ? "chosen " : "",
+          me.fastest ? "fastest" : "",
+          me.same_run_as.empty() ? "" : (" (" + me.same_run_as + "'s run, timed once)").c_str());
     if (results.empty()) {
       std::printf("validation skipped (--no-validate); %.1f s\n", prog.elapsed());
     } else {
@@ -1642,7 +1674,7 @@ int main(int argc, char** argv) {
           "median |predicted - measured| / measured = %.1f%%, max selection regret = "
           "%.1f%% (90%% interval %.1f–%.1f%%; %zu runs, %.1f s)\n",
           100 * med_err, 100 * max_regret, 100 * max_interval.lo, 100 * max_interval.hi,
-          results.size(), prog.elapsed());
+          errs.size(), prog.elapsed());
       // Each regret over 10% with the written-data probe taken right after its size: whether
       // that size ran in the state the fit saw.
       for (const auto& r : regrets)
@@ -1748,11 +1780,11 @@ int main(int argc, char** argv) {
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");
-        csv << "collective,algorithm,n,predicted,measured,chosen,fastest,probe\n";
+        csv << "collective,algorithm,n,predicted,measured,chosen,fastest,probe,same_run_as\n";
         for (const auto& me : results)
           csv << me.coll << ',' << me.alg << ',' << me.n << ',' << me.predicted << ','
               << me.measured << ',' << int(me.chosen) << ',' << int(me.fastest) << ',' << me.probe
-              << '\n';
+              << ',' << me.same_run_as << '\n';
       }
       std::string fanout_text;
       if (!fanout_runs.empty()) {
@@ -1848,7 +1880,9 @@ int main(int argc, char** argv) {
         md << "| " << me.coll << " | " << me.alg << " | " << fmt("%.0f", me.n) << " | "
            << fmt("%.2f", me.predicted * 1e6) << " | " << fmt("%.2f", me.measured * 1e6) << " | "
            << fmt("%+.0f%%", 100 * (me.predicted - me.measured) / me.measured) << " | "
-           << (me.chosen ? "chosen " : "") << (me.fastest ? "fastest" : "") << " |\n";
+           << (me.chosen ? "chosen " : "") << (me.fastest ? "fastest" : "")
+           << (me.same_run_as.empty() ? "" : " (" + me.same_run_as + "'s run, timed once)")
+           << " |\n";
       for (Collective c : colls)
         md << "\n![" << fabcoll::collective_name(c) << "](validation_"
            << fabcoll::collective_name(c) << ".png)\n";

@@ -246,16 +246,6 @@ double exchange_share(const CostQuery& q) {
 std::uint32_t strategy(const CostQuery& q) {
   return hybrid_run_strategy(kAllreduceHybrid, q, /*returns=*/true, /*gathers=*/false);
 }
-// Recursive doubling and Rabenseifner's all-reduce run this coroutine with S = 0 and (at
-// p = 2^d, where their fold is not used) S = 1…1: at those strategies the hybrid is their run.
-std::string_view same_run_as(const CostQuery& q) {
-  const Hypercube cube{q.p};
-  if (cube.dim() == 0) return {};
-  const std::uint32_t s = strategy(q);
-  if (s == 0) return "recursive_doubling";
-  if (cube.power_of_two() && s == tuning::version3(cube.dim())) return "rabenseifner";
-  return {};
-}
 }  // namespace
 
 const Algorithm kAllreduceHybrid{
@@ -274,7 +264,6 @@ const Algorithm kAllreduceHybrid{
     .separate_input = true,
     .written_share = written_share,
     .strategy = strategy,
-    .same_run_as = same_run_as,
     .exchange_share = exchange_share,
 };
 

@@ -118,11 +118,6 @@ struct Algorithm {
   /// LAWN 29's hybrids: the strategy vector (tuning::Strategy) it runs at q, which
   /// CollArgs::strategy can force (nullptr: it has none).
   std::uint32_t (*strategy)(const CostQuery& q) = nullptr;
-  /// The algorithm whose run it is at q, message for message and in the same code, or empty:
-  /// its own. A hybrid at an end of its strategy range (LAWN 29's Version 4 with S = 0 is
-  /// Version 2, recursive doubling; with S = 1…1 at p = 2^d Version 3, Rabenseifner's). The
-  /// calibration's validation times such a twin once (nullptr: never a twin).
-  std::string_view (*same_run_as)(const CostQuery& q) = nullptr;
   /// The share e of its critical path (of the α and β terms of `cost`; one share for both,
   /// counted in bytes) spent in exchanges: messages whose sender receives, or whose receiver
   /// sends, while they are under way (recursive doubling and halving, the rings, the pairwise

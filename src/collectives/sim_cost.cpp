@@ -27,6 +27,18 @@ sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const Co
   return run_for_cost_in(world, alg, p, bytes, root, packets, strategy, phantom);
 }
 
+sim::Stats message_log(const Algorithm& alg, int p, std::size_t bytes, const CostModel& m,
+                       std::size_t packets, long strategy) {
+  sim::World world(p, m, true);
+  world.record_messages(true);
+  return run_for_cost_in(world, alg, p, bytes, 0, packets, strategy, true);
+}
+
+bool same_messages(const sim::Stats& x, const sim::Stats& y) {
+  return x.messages == y.messages && x.bytes_copied == y.bytes_copied &&
+         x.rank_finish == y.rank_finish;
+}
+
 namespace {
 sim::Stats run_for_cost_in(sim::World& world, const Algorithm& alg, int p, std::size_t bytes,
                            int root, std::size_t packets, long strategy, bool phantom) {

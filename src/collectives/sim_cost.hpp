@@ -19,6 +19,16 @@ sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const Co
                         bool phantom, int root = 0, std::size_t packets = 0,
                         std::vector<int> cpus = {}, long strategy = -1);
 
+/// alg's run on the sim as run_for_cost (phantom, root 0) with every message recorded
+/// (sim::Stats::messages).
+sim::Stats message_log(const Algorithm& alg, int p, std::size_t bytes, const CostModel& m,
+                       std::size_t packets = 0, long strategy = -1);
+/// Whether two message_log runs are the same run for the network: the same messages (sender,
+/// receiver, bytes, start), the same local copies and the same finish on every rank. Different
+/// algorithms can be: the hybrid all-reduce at recursive doubling's strategy, or at p = 2 every
+/// broadcast that sends its one message whole (naive, binomial, the pipelines at one packet).
+bool same_messages(const sim::Stats& x, const sim::Stats& y);
+
 /// For a rooted alg (a broadcast) at p ranks and `bytes` under m with `packets` (0: from the
 /// model): for each root r, the rank other than r that finishes last on the sim (ties: the one
 /// that sent fewest messages, a leaf rather than the rank that forwarded to it; then the first

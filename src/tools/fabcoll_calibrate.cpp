@@ -676,9 +676,9 @@ struct Measured {
   double n = 0, predicted = 0, measured = 0;
   double probe = 0;  // the written-data probe right after its size was validated
   bool chosen = false, fastest = false;
-  /// The candidate whose run this one is at this size (Algorithm::same_run_as: the hybrid
-  /// whose strategy is recursive doubling's), timed once for both; empty: timed itself.
-  std::string same_run_as;
+  /// The candidate whose run sends the same messages at this size (fabcoll::same_messages),
+  /// timed once for both; empty: timed itself.
+  std::string same_messages_as;
   /// The slowest rank's time per call in each round (time_candidates; measured is their
   /// median): the regret's interval resamples them.
   std::vector<double> samples;
@@ -1382,7 +1382,7 @@ int main(int argc, char** argv) {
         std::vector<double> packets;
         std::vector<double> predicted;
         std::vector<fabcoll::CostModel> models;  // the model each prediction used
-        std::vector<std::string> twin_of;        // Algorithm::same_run_as at the prediction's q
+        std::vector<fabcoll::sim::Stats> logs;   // each one's messages on the sim (message_log)
         for (const Algorithm* alg : fabcoll::all_algorithms()) {
           if (alg->coll != c || !tuning::eligible(*alg, p, true)) continue;
           // The packet count the fitted model wants (elements of 8 bytes, as the engine counts).
@@ -1401,23 +1401,27 @@ int main(int argc, char** argv) {
           packets.push_back(packet);
           predicted.push_back(alg->predict(q));
           models.push_back(pc.m);
-          twin_of.emplace_back(alg->same_run_as != nullptr ? alg->same_run_as(q) : "");
+          logs.push_back(fabcoll::message_log(
+              *alg, p, bytes, pc.m,
+              static_cast<std::size_t>(packet > 0 ? std::ceil(n / packet) : 0),
+              alg->strategy != nullptr ? static_cast<long>(alg->strategy(q)) : -1));
         }
-        // A candidate that is another's run at this size (the hybrid whose strategy is recursive
-        // doubling's or, at p = 2^d, Rabenseifner's: one coroutine, one strategy) is timed once,
-        // as that one. Timed twice, two turns of the same run came out apart by more than the
-        // regret target and the difference counted as a wrong choice: at p = 2 over sockets,
-        // 1 MiB, recursive doubling measured 0.97-1.13 times the hybrid in 14 launches, and four
-        // turns of recursive doubling alone in one validation-like loop (2026-11-26) had medians
-        // of 498-536 µs.
+        // A candidate whose run sends the same messages as an earlier one's (fabcoll::
+        // same_messages on the sim: the hybrid at recursive doubling's strategy; at p = 2 every
+        // broadcast that sends its one message whole) is timed once, as that one. Timed twice,
+        // two turns of one run came out apart by more than the regret target and the difference
+        // counted as a wrong choice: at p = 2 over sockets, 1 MiB, recursive doubling measured
+        // 0.97-1.13 times the hybrid in 14 launches, four turns of recursive doubling alone in
+        // one validation-like loop (2026-11-26) had medians of 498-536 µs, and the naive
+        // broadcast's one message 272 µs against 245 for the two-tree broadcast's.
         std::vector<std::size_t> twin(cands.size(), SIZE_MAX);
         std::vector<const Algorithm*> timed_cands;
         std::vector<double> timed_packets;
         std::vector<fabcoll::CostModel> timed_models;
         std::vector<std::size_t> timed_index(cands.size(), SIZE_MAX);
         for (std::size_t j = 0; j < cands.size(); ++j) {
-          for (std::size_t i = 0; i < cands.size() && !twin_of[j].empty(); ++i)
-            if (i != j && cands[i]->name == twin_of[j] && twin_of[i].empty()) twin[j] = i;
+          for (std::size_t i = 0; i < j && twin[j] == SIZE_MAX; ++i)
+            if (twin[i] == SIZE_MAX && fabcoll::same_messages(logs[i], logs[j])) twin[j] = i;
           if (twin[j] != SIZE_MAX) continue;
           timed_index[j] = timed_cands.size();
           timed_cands.push_back(cands[j]);
@@ -1451,7 +1455,7 @@ int main(int argc, char** argv) {
           me.predicted = predicted[j];
           me.measured = measured[t];
           me.samples = rounds[t];
-          if (twin[j] != SIZE_MAX) me.same_run_as = std::string(cands[twin[j]]->name);
+          if (twin[j] != SIZE_MAX) me.same_messages_as = std::string(cands[twin[j]]->name);
           here.push_back(me);
         }
         if (here.empty()) continue;
@@ -1564,7 +1568,7 @@ int main(int argc, char** argv) {
     std::map<std::pair<std::string, double>, Rounds> rounds_of;
     for (const auto& me : results) {
       // A twin's run is its sibling's (timed once): its error counts once, as the sibling's.
-      if (me.same_run_as.empty()) errs.push_back((me.predicted - me.measured) / me.measured);
+      if (me.same_messages_as.empty()) errs.push_back((me.predicted - me.measured) / me.measured);
       const std::pair<std::string, double> key{me.coll, me.n};
       probe_of[key] = me.probe;
       Rounds& r = rounds_of[key];
@@ -1616,7 +1620,7 @@ int main(int argc, char** argv) {
                       {"measured", me.measured},
                       {"chosen", me.chosen},
                       {"fastest", me.fastest},
-                      {"same_run_as", me.same_run_as},
+                      {"same_messages_as", me.same_messages_as},
                       {"probe", me.probe}});
     v["runs"] = rows;
     file.validation_json = v.dump();
@@ -1661,12 +1665,13 @@ int main(int argc, char** argv) {
       std::printf("%-22s %-24s %10s %14s %14s %8s  %s\n", "collective", "algorithm", "bytes",
                   "predicted(us)", "measured(us)", "error", "");
     for (const auto& me : results)
-      std::printf(
-          "%-22s %-24s %10.0f %14.2f %14.2f %+7.0f%%  %s%s%s\n", me.coll.c_str(), me.alg.c_str(),
-          me.n, me.predicted * 1e6, me.measured * 1e6,
-          100 * (me.predicted - me.measured) / me.measured, me.chosen ? "chosen " : "",
-          me.fastest ? "fastest" : "",
-          me.same_run_as.empty() ? "" : (" (" + me.same_run_as + "'s run, timed once)").c_str());
+      std::printf("%-22s %-24s %10.0f %14.2f %14.2f %+7.0f%%  %s%s%s\n", me.coll.c_str(),
+                  me.alg.c_str(), me.n, me.predicted * 1e6, me.measured * 1e6,
+                  100 * (me.predicted - me.measured) / me.measured, me.chosen ? "chosen " : "",
+                  me.fastest ? "fastest" : "",
+                  me.same_messages_as.empty()
+                      ? ""
+                      : (" (the messages of " + me.same_messages_as + ", timed once)").c_str());
     if (results.empty()) {
       std::printf("validation skipped (--no-validate); %.1f s\n", prog.elapsed());
     } else {
@@ -1780,11 +1785,11 @@ int main(int argc, char** argv) {
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");
-        csv << "collective,algorithm,n,predicted,measured,chosen,fastest,probe,same_run_as\n";
+        csv << "collective,algorithm,n,predicted,measured,chosen,fastest,probe,same_messages_as\n";
         for (const auto& me : results)
           csv << me.coll << ',' << me.alg << ',' << me.n << ',' << me.predicted << ','
               << me.measured << ',' << int(me.chosen) << ',' << int(me.fastest) << ',' << me.probe
-              << ',' << me.same_run_as << '\n';
+              << ',' << me.same_messages_as << '\n';
       }
       std::string fanout_text;
       if (!fanout_runs.empty()) {
@@ -1881,7 +1886,9 @@ int main(int argc, char** argv) {
            << fmt("%.2f", me.predicted * 1e6) << " | " << fmt("%.2f", me.measured * 1e6) << " | "
            << fmt("%+.0f%%", 100 * (me.predicted - me.measured) / me.measured) << " | "
            << (me.chosen ? "chosen " : "") << (me.fastest ? "fastest" : "")
-           << (me.same_run_as.empty() ? "" : " (" + me.same_run_as + "'s run, timed once)")
+           << (me.same_messages_as.empty()
+                   ? ""
+                   : " (the messages of " + me.same_messages_as + ", timed once)")
            << " |\n";
       for (Collective c : colls)
         md << "\n![" << fabcoll::collective_name(c) << "](validation_"

@@ -36,24 +36,25 @@ ok = w["before"] > 0 and w["after"] > 0 and len(w["during"]) == len(sizes) and m
 ok = ok and all(r["probe"] in w["during"] for r in v["runs"] + v["regret_by_size"])
 sys.exit(0 if ok else 1)' "$work/tuning.json" ||
   { echo "no written_probe (before, after, one per validated size during) in the validation summary"; exit 1; }
-# A run that is another candidate's at its size (the hybrid whose strategy is recursive
-# doubling's or Rabenseifner's) is timed once: same rounds, same time, its sibling timed itself,
-# its error not counted twice; the line says so.
+# A candidate whose run sends the same messages as another's at its size (fabcoll::
+# same_messages: the hybrid at recursive doubling's strategy, at p = 2 the broadcasts of one
+# whole message) is timed once: same rounds, same time, its sibling timed itself; the line says
+# so.
 python3 -c '
 import json, sys
 runs = json.load(open(sys.argv[1]))["validation"]["runs"]
-twins = [r for r in runs if r["same_run_as"]]
+twins = [r for r in runs if r["same_messages_as"]]
 for t in twins:
     sib = [r for r in runs if r["collective"] == t["collective"] and r["n"] == t["n"]
-           and r["algorithm"] == t["same_run_as"]]
-    assert len(sib) == 1 and not sib[0]["same_run_as"], t
+           and r["algorithm"] == t["same_messages_as"]]
+    assert len(sib) == 1 and not sib[0]["same_messages_as"], t
     assert sib[0]["measured"] == t["measured"] and sib[0]["rounds"] == t["rounds"], (t, sib)
 sys.exit(0)' "$work/tuning.json" || { echo "a twin run not timed as its sibling"; exit 1; }
 if python3 -c '
 import json, sys
-sys.exit(0 if any(r["same_run_as"] for r in json.load(open(sys.argv[1]))["validation"]["runs"]) else 1)' \
+sys.exit(0 if any(r["same_messages_as"] for r in json.load(open(sys.argv[1]))["validation"]["runs"]) else 1)' \
   "$work/tuning.json"; then
-  grep -q "'s run, timed once)" "$work/out" || { echo "twin not marked on its line"; exit 1; }
+  grep -q ", timed once)" "$work/out" || { echo "twin not marked on its line"; exit 1; }
 fi
 # The retry: announced, counted in the output, the summary and the report.
 grep -q "attempt 1: the machine changed speed during the run" "$work/err" ||

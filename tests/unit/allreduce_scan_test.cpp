@@ -141,51 +141,33 @@ TEST(AllreduceScan, AllreduceHybridMatchesCorollary4) {
   }
 }
 
-// Algorithm::same_run_as: where the hybrid names recursive doubling or Rabenseifner's as the
-// run it is, the sim sees the same messages (count and bytes per rank), rounds and times;
-// where it names none, its strategy is neither end (or p ≠ 2^d, where Rabenseifner's fold of
-// halves differs from the hybrid's whole one). The calibration's validation times such a twin
-// once.
-TEST(AllreduceScan, HybridNamesTheRunItIsAtTheEndsOfItsStrategies) {
-  int twins_rd = 0, twins_rab = 0, own = 0;
+// fabcoll::same_messages (what fabcoll-calibrate's validation times once): the hybrid sends
+// recursive doubling's messages exactly where its strategy is S = 0, and Rabenseifner's where
+// it is S = 1…1 at p = 2^d; at p ≠ 2^d the fold differs (Rabenseifner's folds halves).
+TEST(AllreduceScan, SameMessagesFindsTheHybridAtTheEndsOfItsStrategies) {
+  int as_rd = 0, as_rab = 0, own = 0;
   for (const int p : {2, 3, 4, 6, 8, 13, 16}) {
     const Hypercube cube{p};
     for (std::size_t items = 8; items <= 8 * 4096; items *= 4) {
       const std::size_t bytes = items * 8 * static_cast<std::size_t>(p);
       const double n = double(bytes);
-      const CostQuery q = query(n, p, kLatencyBound);
-      const std::string_view twin = algorithms::kAllreduceHybrid.same_run_as(q);
-      const std::uint32_t s = algorithms::kAllreduceHybrid.strategy(q);
-      const sim::Stats h =
-          run_for_cost(algorithms::kAllreduceHybrid, p, bytes, kLatencyBound, true);
-      if (twin.empty()) {
-        ++own;
-        EXPECT_NE(s, 0u) << "p=" << p << " n=" << n;
-        if (cube.power_of_two()) {
-          EXPECT_NE(s, tuning::version3(cube.dim())) << "p=" << p << " n=" << n;
-        }
-        continue;
-      }
-      const Algorithm& alg = twin == "recursive_doubling" ? algorithms::kAllreduceRecursiveDoubling
-                                                          : algorithms::kAllreduceRabenseifner;
-      ASSERT_TRUE(twin == "recursive_doubling" || twin == "rabenseifner") << twin;
-      (twin == "recursive_doubling" ? twins_rd : twins_rab)++;
-      const sim::Stats t = run_for_cost(alg, p, bytes, kLatencyBound, true);
-      EXPECT_EQ(h.messages_sent, t.messages_sent) << twin << " p=" << p << " n=" << n;
-      EXPECT_EQ(h.bytes_sent, t.bytes_sent) << twin << " p=" << p << " n=" << n;
-      EXPECT_EQ(h.rounds, t.rounds) << twin << " p=" << p << " n=" << n;
-      EXPECT_EQ(h.finish_time, t.finish_time) << twin << " p=" << p << " n=" << n;
+      const std::uint32_t s = algorithms::kAllreduceHybrid.strategy(query(n, p, kLatencyBound));
+      const sim::Stats h = message_log(algorithms::kAllreduceHybrid, p, bytes, kLatencyBound);
+      const sim::Stats rd =
+          message_log(algorithms::kAllreduceRecursiveDoubling, p, bytes, kLatencyBound);
+      const sim::Stats rab =
+          message_log(algorithms::kAllreduceRabenseifner, p, bytes, kLatencyBound);
+      ASSERT_FALSE(h.messages.empty());
+      const bool v3 = cube.power_of_two() && s == tuning::version3(cube.dim());
+      EXPECT_EQ(same_messages(h, rd), s == 0) << "p=" << p << " n=" << n << " S=" << s;
+      EXPECT_EQ(same_messages(h, rab), v3) << "p=" << p << " n=" << n << " S=" << s;
+      EXPECT_FALSE(same_messages(rd, rab) && p > 1) << "p=" << p << " n=" << n;
+      (s == 0 ? as_rd : v3 ? as_rab : own)++;
     }
   }
-  EXPECT_GT(twins_rd, 0);
-  EXPECT_GT(twins_rab, 0);
+  EXPECT_GT(as_rd, 0);
+  EXPECT_GT(as_rab, 0);
   EXPECT_GT(own, 0);
-  // Recursive doubling and Rabenseifner's are no one's twin but their own.
-  const CostQuery q = query(1 << 20, 4, kLatencyBound);
-  EXPECT_EQ(algorithms::kAllreduceRecursiveDoubling.same_run_as, nullptr);
-  EXPECT_EQ(algorithms::kAllreduceRabenseifner.same_run_as, nullptr);
-  EXPECT_FALSE(algorithms::kAllreduceHybrid.same_run_as(q).empty() &&
-               algorithms::kAllreduceHybrid.strategy(q) == 0);
 }
 
 // The communication part of T(S, n, d): the cube's messages alone (γ = 0).

@@ -29,6 +29,25 @@ CostQuery query(double n, int p, double k = 0, CostModel m = kModel) {
   return q;
 }
 
+// fabcoll::same_messages (what fabcoll-calibrate's validation times once): at p = 2 a
+// broadcast that sends its one message whole is one run, whichever algorithm sends it; cut
+// into packets, or at p = 4 along another tree, it is not.
+TEST(BcastReduce, SameMessagesAtPTwoIsTheOneWholeMessage) {
+  for (const std::size_t bytes : {256u, 16384u, 1048576u}) {
+    const sim::Stats naive = message_log(algorithms::kBcastNaive, 2, bytes, kModel);
+    ASSERT_EQ(naive.messages.size(), 1u);
+    EXPECT_TRUE(same_messages(naive, message_log(algorithms::kBcastBinomial, 2, bytes, kModel)));
+    EXPECT_TRUE(same_messages(
+        naive, message_log(algorithms::kBcastPipelinedBinaryTree, 2, bytes, kModel, 1)));
+    EXPECT_TRUE(
+        same_messages(naive, message_log(algorithms::kBcastLinearPipeline, 2, bytes, kModel, 1)));
+    EXPECT_FALSE(
+        same_messages(naive, message_log(algorithms::kBcastLinearPipeline, 2, bytes, kModel, 2)));
+    EXPECT_FALSE(same_messages(message_log(algorithms::kBcastNaive, 4, bytes, kModel),
+                               message_log(algorithms::kBcastBinomial, 4, bytes, kModel)));
+  }
+}
+
 // Binomial reduce = binomial broadcast backwards, plus one combine per level:
 // exactly d(α + βn + γn) for p = 2^d; at most ⌈log p⌉(α + βn + γn) otherwise (a rank's last
 // child may be a smaller subtree that finishes early, never later).

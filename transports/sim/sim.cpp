@@ -100,6 +100,7 @@ void World::post_send(int src, PostedOp* op) {
   stats_.messages_sent[src] += 1;
   stats_.bytes_sent[src] += op->size;
   if (record_sizes_) sizes_.insert(op->size);
+  if (record_messages_) stats_.messages.push_back({src, dst, op->size, start});
   // Rounds: a message comes after whatever its sender received before posting it and after
   // the previous message through either port (one-port model).
   const int depth = std::max({depth_[src], send_depth_[src], recv_depth_[dst]}) + 1;

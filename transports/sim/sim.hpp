@@ -47,6 +47,16 @@ struct Stats {
   int rounds = 0;
   // Every distinct message size sent, ascending (only when World::record_sizes is on).
   std::vector<std::size_t> sizes;
+  // Every message, in the order they were posted: sender, receiver, bytes and the virtual
+  // time it started (only when World::record_messages is on).
+  struct Sent {
+    int src;
+    int dst;
+    std::size_t bytes;
+    double start;
+    bool operator==(const Sent&) const = default;
+  };
+  std::vector<Sent> messages;
 };
 
 class World final : public Executor {
@@ -73,6 +83,8 @@ class World final : public Executor {
   }
   /// Stats::sizes: record every distinct message size sent.
   void record_sizes(bool on) { record_sizes_ = on; }
+  /// Stats::messages: record every message (sender, receiver, bytes, start).
+  void record_messages(bool on) { record_messages_ = on; }
 
   /// Runs fn(comm of rank r) on every rank to completion; returns the statistics of this run
   /// (counted from the start of this run). Throws the first rank's error, or Errc::internal
@@ -137,6 +149,7 @@ class World final : public Executor {
   std::vector<int> cpus_;                                          // per rank (set_cpus)
   double break_bytes_ = 0, alpha_above_ = 0, beta_above_ = 0;      // set_break
   bool record_sizes_ = false;
+  bool record_messages_ = false;
   std::set<std::size_t> sizes_;
   Stats stats_;
   std::vector<bool> finished_;

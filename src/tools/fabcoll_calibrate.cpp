@@ -1010,6 +1010,7 @@ int main(int argc, char** argv) {
   tuning::LinkParams pairs_lp;
   double barrier_time = 0;
   std::vector<tuning::CostPoint> train;
+  double fit_break_gain = 1;  // the fit to timed collectives: error without a break / with it
   std::vector<std::string> train_names;  // "collective,algorithm,bytes" of train[i]
   std::map<Collective, std::vector<tuning::CrossoverSegment>> tables;
   std::vector<Measured> results;
@@ -1216,9 +1217,21 @@ int main(int argc, char** argv) {
       // critical path, as the selector mixes a whole-message algorithm's α:
       // tuning::mixed_segments) get α of the upper segment, β shared; 96 KiB adds a size
       // between 32 and 384 KiB to that segment.
+      // Over the fabric no break is known beforehand, and one α through all sizes fitted sockets
+      // badly: its one-way time is a staircase (16-17 µs up to 128 B, 22-23 at 256-512 B, 28-31
+      // from 1 to 32 KiB, p = 2), and at p = 4 on 2 cores the fit's R² came out 0.67-0.75 in
+      // five launches. So a break at each training size between the smallest and the largest is
+      // tried (the same timed points, each with its share above that break) and kept where its
+      // extra α pays by the Bayesian information criterion (tuning::choose_break): at 2 KiB it
+      // made the error 2.2-2.3 times smaller in two launches (R² 0.86-0.88; the launches
+      // before it 0.67-0.75 without, 0.89-0.91 with a break forced at 2 KiB).
       const bool broken = pull > 0;
       std::vector<double> sizes{smallest, 2048.0, 32768.0, static_cast<double>(top)};
       if (broken) sizes.insert(sizes.begin() + 3, 98304.0);
+      std::vector<double> breaks{broken ? pull : 0.0};
+      if (!broken)
+        for (std::size_t i = 1; i + 1 < sizes.size(); ++i) breaks.push_back(sizes[i]);
+      std::vector<std::vector<tuning::CostPoint>> trains(breaks.size());
       std::vector<double> a(top * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
           b(a.size(), 0.0);
       for (Collective c : {Collective::bcast, Collective::allreduce, Collective::allgather}) {
@@ -1228,6 +1241,7 @@ int main(int argc, char** argv) {
           // times its candidates (time_candidates).
           std::vector<const Algorithm*> cands;
           std::vector<tuning::CostPoint> pts;
+          std::vector<std::vector<double>> point_above;  // per point, per candidate break
           for (const Algorithm* alg : fabcoll::all_algorithms()) {
             if (alg->coll != c || alg->optimal_k != nullptr || !tuning::eligible(*alg, p, true))
               continue;
@@ -1240,9 +1254,11 @@ int main(int argc, char** argv) {
             // model_for sets the upper segment, for an algorithm segment_k places there).
             if (broken && tuning::mean_message_bytes(*alg, n, p, tm) >= pull) tm.gap = -1;
             // The share of its rounds above the break, as the selector mixes α
-            // (tuning::mixed_segments).
-            const double above =
-                broken ? fabcoll::sim_break_shares(*alg, p, n, pull, -1).alpha : 0.0;
+            // (tuning::mixed_segments): for each candidate break.
+            std::vector<double> above(breaks.size(), 0.0);
+            for (std::size_t bi = 0; bi < breaks.size(); ++bi)
+              if (breaks[bi] > 0)
+                above[bi] = fabcoll::sim_break_shares(*alg, p, n, breaks[bi], -1).alpha;
             if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc)) continue;
             fabcoll::CostQuery fq;
             fq.n = n;
@@ -1255,7 +1271,8 @@ int main(int argc, char** argv) {
                 !(fq.m.written_from > 0 && alg->mean_message(fq) < fq.m.written_from);
             cands.push_back(alg);
             pts.push_back({ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0,
-                           alg->exchange_share ? alg->exchange_share(fq) : 0.0, above});
+                           alg->exchange_share ? alg->exchange_share(fq) : 0.0, 0.0});
+            point_above.push_back(std::move(above));
           }
           if (cands.empty()) continue;
           const std::vector<double> packets(cands.size(), 0.0);
@@ -1264,7 +1281,10 @@ int main(int argc, char** argv) {
               static_cast<std::size_t>(n), quick ? 21 : 41, barrier_time, a, b, nullptr, &order);
           for (std::size_t j = 0; j < pts.size(); ++j) {
             pts[j].t = t[j];
-            train.push_back(pts[j]);
+            for (std::size_t bi = 0; bi < breaks.size(); ++bi) {
+              trains[bi].push_back(pts[j]);
+              trains[bi].back().above = point_above[j][bi];
+            }
             train_names.push_back(std::string(fabcoll::collective_name(c)) + ',' +
                                   std::string(cands[j]->name) + ',' + fmt("%.0f", n));
           }
@@ -1278,15 +1298,21 @@ int main(int argc, char** argv) {
       // free ω there only absorbed noise (sockets, p = 4 on 2 cores: ω = 10, the grid's end,
       // with β = 4.5e-11 s/B, a fifth of the pairs' 2.2e-10).
       const double max_omega = link.starts_with("ofi") ? 1.0 : 10.0;
-      const tuning::WrittenFit wf = tuning::fit_cost_points_written(
-          train, max_omega, tuning::kExchangeMin, tuning::kExchangeMax);
+      std::vector<tuning::WrittenFit> fits;
+      for (const auto& tr : trains)
+        fits.push_back(tuning::fit_cost_points_written(tr, max_omega, tuning::kExchangeMin,
+                                                       tuning::kExchangeMax));
+      const std::size_t kept = broken ? 0 : tuning::choose_break(fits, breaks);
+      train = trains[kept];
+      fit_break_gain = fits[kept].fit.sse > 0 ? fits[0].fit.sse / fits[kept].fit.sse : 1;
+      const tuning::WrittenFit& wf = fits[kept];
       const tuning::CostFit& cf = wf.fit;
       lp.model.alpha = std::max(1e-9, cf.alpha);
       lp.model.beta = std::max(1e-13, cf.beta);
       lp.model.written = wf.omega;
       lp.model.exchange_alpha = lp.model.exchange_beta = wf.chi;
-      lp.break_bytes = broken ? pull : 0;
-      lp.alpha_above = broken ? std::max(1e-9, cf.alpha_above) : lp.model.alpha;
+      lp.break_bytes = breaks[kept];
+      lp.alpha_above = lp.break_bytes > 0 ? std::max(1e-9, cf.alpha_above) : lp.model.alpha;
       lp.beta_above = lp.model.beta;
       lp.r2 = cf.r2;
       lp.points = static_cast<int>(train.size());
@@ -1653,6 +1679,10 @@ int main(int argc, char** argv) {
       std::printf("layout %s: alpha, beta fitted to %s",
                   tuning::layout_name(p, cores, mapping).c_str(),
                   oversub_fit == "collectives" ? "timed collectives" : "the concurrent pairs");
+      if (oversub_fit == "collectives" && link.starts_with("ofi"))
+        std::printf(lp.break_bytes > 0 ? " (break at %.0f B: error x%.2f of one line)"
+                                       : " (no break: none paid for its α)",
+                    lp.break_bytes, 1 / fit_break_gain);
       std::printf(
           "; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f; sender overhead o "
           "and time per byte G measured by all pairs at once\n",

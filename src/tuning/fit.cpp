@@ -357,4 +357,18 @@ WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_om
   return best;
 }
 
+std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const double> breaks) {
+  std::size_t best = 0;
+  if (fits.empty() || fits.size() != breaks.size()) return best;
+  const auto n = static_cast<double>(fits[0].fit.points);
+  const double sse0 = fits[0].fit.sse;
+  for (std::size_t i = 1; i < fits.size(); ++i) {
+    const CostFit& f = fits[i].fit;
+    if (!(breaks[i] > 0) || !(f.alpha_above >= f.alpha) || !(f.sse > 0)) continue;
+    if (!(n > 1 && n * std::log(sse0 / f.sse) > std::log(n))) continue;
+    if (best == 0 || f.sse < fits[best].fit.sse) best = i;
+  }
+  return best;
+}
+
 }  // namespace fabcoll::tuning

@@ -142,6 +142,15 @@ struct WrittenFit {
 WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega = 10,
                                    double chi_lo = 1, double chi_hi = 1);
 
+/// Which of several fits of the same timed points to keep, each with the points' rounds placed
+/// above its own candidate break (fits[i] with breaks[i]; breaks[0] = 0 is the fit without a
+/// break): the one of least error (CostFit::sse) among those whose α above is not below their
+/// α, kept where its one more parameter pays by the Bayesian information criterion over the
+/// fits' points N (N ln(sse without / sse with) > ln N); else 0. fabcoll-calibrate's fit to
+/// timed collectives over the fabric, where no break is known beforehand (inside a node it is
+/// shm's single-copy threshold).
+std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const double> breaks);
+
 /// Median of |x| over xs (0 for none).
 double median_abs(std::span<const double> xs);
 

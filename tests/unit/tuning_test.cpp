@@ -376,6 +376,51 @@ TEST(Fit, CostPointsRecoverTheUpperAlpha) {
   EXPECT_EQ(all_above.alpha, all_above.alpha_above);
 }
 
+// choose_break (the fit to timed collectives over the fabric): of the same points fitted with
+// their rounds above each candidate break, the break the times have is kept, by the
+// information criterion; times with one α through all sizes keep none; a "break" whose α
+// above comes out below α is never kept.
+TEST(Fit, ChooseBreakKeepsTheBreakTheTimesHave) {
+  const CostModel truth{4e-5, 2.5e-10, 2.5e-11};
+  const std::vector<double> breaks{0, 2048, 32768};
+  const auto fits_for = [&](double true_break, double alpha_above, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> noise(0.0, 0.05);
+    std::vector<std::vector<CostPoint>> per(breaks.size());
+    for (const Algorithm* alg : all_algorithms()) {
+      if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+      if (alg->coll != Collective::bcast && alg->coll != Collective::allreduce &&
+          alg->coll != Collective::allgather)
+        continue;
+      for (double n : {256.0, 2048.0, 32768.0, 393216.0}) {
+        CostPoint pt;
+        if (!linear_cost_terms(*alg, n, 4, truth, pt.a, pt.b, pt.c)) continue;
+        const double up = true_break > 0 ? sim_break_shares(*alg, 4, n, true_break, -1).alpha : 0.0;
+        pt.t = (pt.a * (truth.alpha * (1 - up) + alpha_above * up) + pt.b * truth.beta + pt.c) *
+               (1 + noise(rng));
+        for (std::size_t i = 0; i < breaks.size(); ++i) {
+          per[i].push_back(pt);
+          per[i].back().above =
+              breaks[i] > 0 ? sim_break_shares(*alg, 4, n, breaks[i], -1).alpha : 0.0;
+        }
+      }
+    }
+    std::vector<WrittenFit> fits;
+    for (const auto& pts : per) fits.push_back(fit_cost_points_written(pts));
+    return fits;
+  };
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    const std::vector<WrittenFit> at2k = fits_for(2048, 7e-5, seed);
+    ASSERT_GE(at2k[0].fit.points, 20u);
+    EXPECT_EQ(choose_break(at2k, breaks), 1u) << seed;
+    EXPECT_NEAR(at2k[1].fit.alpha_above / 7e-5, 1.0, 0.15) << seed;
+    EXPECT_EQ(choose_break(fits_for(32768, 7e-5, seed), breaks), 2u) << seed;
+    EXPECT_EQ(choose_break(fits_for(0, 0, seed), breaks), 0u) << seed;
+    // Per-message cost falling above 2 KiB: not a break this model keeps.
+    EXPECT_EQ(choose_break(fits_for(2048, 1e-5, seed), breaks), 0u) << seed;
+  }
+}
+
 // α, β come back exactly from the formulas' times at p = 8 under `truth`, whose o and G terms
 // linear_cost_terms counts as known.
 void expect_fit_recovers(const CostModel& truth) {

@@ -29,7 +29,7 @@ Task<> reduce_scatter_pairwise(Channel& ch, ConstBytes send, MutableBytes recv, 
   // 65536:2097152 -i 300 --datatype double`, p = 2 on shm (vector sizes): with the copy 80.0 µs
   // at 1 MiB and 203.8 at 2 MiB, the ring 58.9 and 129.5; without it 62.3 and 132.1 (the ring
   // 68.8 and 125.7 in the same launch).
-  bool acc_ready = false;
+  ConstBytes mine = x(r);  // x_r, then acc once a block is folded into it
   for (int s = 1; s < p; ++s) {
     const int dst = ring.mod(r + s);
     const int src = ring.mod(r - s);
@@ -47,20 +47,19 @@ Task<> reduce_scatter_pairwise(Channel& ch, ConstBytes send, MutableBytes recv, 
     }
     // Combined as it lands (recv_combine); sends read `send`, never acc or high.
     const MutableBytes into = separate ? high : acc;
-    const ConstBytes other = separate || acc_ready ? ConstBytes(into) : x(r);
+    const ConstBytes other = separate ? ConstBytes(high) : mine;
     RecvCombine in =
         ch.recv_combine(src, tmp, op, other, into, /*received_left=*/separate || src < r, step);
-    if (!separate) acc_ready = true;
+    if (!separate) mine = acc;
     co_await out;
     co_await in;
   }
   if (have_high) {
-    Transfer work =
-        acc_ready ? ch.combine_right(op, acc, high) : ch.combine_into(op, x(r), high, acc);
+    Transfer work = ch.combine_into(op, mine, high, acc);  // acc = mine ⊕ high
     co_await work;
-    acc_ready = true;
+    mine = acc;
   }
-  ch.copy(recv, acc_ready ? ConstBytes(acc) : x(r));  // last: recv may alias block 0 of send
+  ch.copy(recv, mine);  // last: recv may alias block 0 of send (in-place form)
 }
 
 namespace {

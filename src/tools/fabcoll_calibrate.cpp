@@ -1330,6 +1330,9 @@ int main(int argc, char** argv) {
       };
       cap(lp.model.overhead, lp.model.alpha, "sender overhead o", "alpha", "s");
       cap(lp.model.gap, lp.model.beta, "sender time per byte G", "beta", "s/B");
+      // G is for messages below the break (as after the ping-pong's fit): a break kept at or
+      // below G's message size leaves it measured in the other segment, so unmeasured (β).
+      if (lp.break_bytes > 0 && static_cast<double>(gap_bytes) >= lp.break_bytes) lp.model.gap = -1;
     }
     // 3c: the pull fan-out φ (CostModel::pull_fanout): the naive broadcast of messages its
     // receivers pull (shm's single-copy reads), timed as the validation times it, against its

@@ -104,6 +104,11 @@ double hybrid_strategy_written_share(const Algorithm& alg, const CostQuery& q, b
                                      bool gathers);
 double hybrid_strategy_exchange_share(const Algorithm& alg, const CostQuery& q, bool returns,
                                       bool gathers);
+/// tuning::hybrid_mean_message of that strategy (Algorithm::message_bytes): the messages it
+/// sends, which decide whether ω applies (CostModel::written_from), where Corollary 4's
+/// derivatives under the raw model would count the strategy Theorem 1 picks without ω and χ.
+double hybrid_strategy_message_bytes(const Algorithm& alg, const CostQuery& q, bool returns,
+                                     bool gathers);
 /// Every step an exchange (rings, pairwise and index all-to-alls, dissemination): 1 for p > 1.
 inline double exchange_all(const CostQuery& q) { return q.p < 2 ? 0.0 : 1.0; }
 /// A ring's p − 1 steps (all-gather, reduce-scatter): only the first moves input, (p − 2)/(p − 1).

@@ -235,6 +235,13 @@ double hybrid_strategy_exchange_share(const Algorithm& alg, const CostQuery& q, 
                                        cube.dim(), cube.power_of_two(), returns, gathers);
 }
 
+double hybrid_strategy_message_bytes(const Algorithm& alg, const CostQuery& q, bool returns,
+                                     bool gathers) {
+  const Hypercube cube{q.p};
+  return tuning::hybrid_mean_message(hybrid_run_strategy(alg, q, returns, gathers), q.n,
+                                     cube.dim(), cube.power_of_two(), returns);
+}
+
 namespace {
 // LAWN 29's count for the strategy it runs (hybrid_strategy_written_share).
 double written_share(const CostQuery& q) {
@@ -245,6 +252,9 @@ double exchange_share(const CostQuery& q) {
 }
 std::uint32_t strategy(const CostQuery& q) {
   return hybrid_run_strategy(kAllreduceHybrid, q, /*returns=*/true, /*gathers=*/false);
+}
+double message_bytes(const CostQuery& q) {
+  return hybrid_strategy_message_bytes(kAllreduceHybrid, q, /*returns=*/true, /*gathers=*/false);
 }
 }  // namespace
 
@@ -262,6 +272,7 @@ const Algorithm kAllreduceHybrid{
     .run = run_hybrid,
     .test = "allreduce_scan_test.AllreduceHybridMatchesCorollary4",
     .separate_input = true,
+    .message_bytes = message_bytes,
     .written_share = written_share,
     .strategy = strategy,
     .exchange_share = exchange_share,

@@ -171,6 +171,9 @@ double exchange_share(const CostQuery& q) {
 std::uint32_t strategy(const CostQuery& q) {
   return hybrid_run_strategy(kReduceHybrid, q, /*returns=*/false, /*gathers=*/true);
 }
+double message_bytes(const CostQuery& q) {
+  return hybrid_strategy_message_bytes(kReduceHybrid, q, /*returns=*/false, /*gathers=*/true);
+}
 }  // namespace
 
 const Algorithm kReduceHybrid{
@@ -186,6 +189,7 @@ const Algorithm kReduceHybrid{
     .optimal_k = nullptr,
     .run = run_reduce_hybrid,
     .test = "bcast_reduce_test.ReduceHybridMatchesCorollary4",
+    .message_bytes = message_bytes,
     .written_share = written_share,
     .strategy = strategy,
     .exchange_share = exchange_share,

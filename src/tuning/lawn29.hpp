@@ -105,6 +105,20 @@ inline HybridBytes hybrid_bytes(Strategy s, double n, int d, bool pow2, bool ret
   return b;
 }
 
+/// The mean message of an all-reduce or reduce by strategy s on 2^d ranks (fold and return as
+/// in hybrid_bytes): the bytes of its β terms over its latencies, a halving step two (n/2 out,
+/// n/2 back), an exchange step one, the fold one and the return one. What the formula of the
+/// strategy it runs says (Corollary 4's derivatives under the model that chose s), where the
+/// derivatives of Corollary 4 under another model would count another strategy's messages.
+inline double hybrid_mean_message(Strategy s, double n, int d, bool pow2, bool returns) {
+  if (!(n > 0)) return 0;
+  int latencies = 0;
+  for (int j = d - 1; j >= 0; --j) latencies += ((s >> j) & 1u) != 0 ? 2 : 1;
+  if (!pow2) latencies += returns ? 2 : 1;
+  const HybridBytes b = hybrid_bytes(s, n, d, pow2, returns, false);
+  return latencies > 0 ? b.total / latencies : n;
+}
+
 /// The written share (Algorithm::written_share) of an all-reduce or reduce by strategy s on
 /// 2^d ranks, with the fold (fold_halves as in fold_cost) and, if `returns`, the result's
 /// return to the surplus rank when p is not 2^d: of the bytes of its β terms (hybrid_bytes),

@@ -14,6 +14,7 @@
 //   k = d-2: 0↔2 …       half, add the partner's partial sums of the half I keep
 //   end:     position v holds its own blocks summed over all p ranks
 #include <algorithm>
+#include <utility>
 
 #include "algorithms/algorithms.hpp"
 #include "patterns/hypercube.hpp"
@@ -34,11 +35,8 @@ Task<> reduce_scatter_recursive_halving(Channel& ch, ConstBytes send, MutableByt
   const auto np = static_cast<std::size_t>(ch.size());
   const std::size_t n = np * block;
   const auto back_step = static_cast<std::uint32_t>(cube.dim() + 1);
-  // The partial sums live in w; send is never written (and recv may alias it: in-place form).
-  const MutableBytes w = ch.scratch(n);
-  ch.copy(w, send);
-  if (cube.is_extra(me)) {
-    Transfer out = ch.send(me + 1, w, 0);
+  if (cube.is_extra(me)) {  // the whole input to the partner, its own block back at the end
+    Transfer out = ch.send(me + 1, send.first(n), 0);
     co_await out;
     const MutableBytes mine = ch.scratch(block);
     Transfer in = ch.recv(me + 1, mine, back_step);
@@ -46,15 +44,22 @@ Task<> reduce_scatter_recursive_halving(Channel& ch, ConstBytes send, MutableByt
     ch.copy(recv, mine);
     co_return;
   }
+  // The partial sums: `cur` holds them, the input itself until the first combine writes them
+  // into w (send is never written, and recv may alias it: the in-place form). Every step after
+  // the first works inside the range the first one kept, all of it in w by then; the first step
+  // sends its half straight from the input (no copy of the whole vector first).
+  const MutableBytes w = ch.scratch(n);
+  ConstBytes cur = send.first(n);
   const MutableBytes tmp = ch.scratch(n);
   if (cube.has_extra(me)) {
     // The extra rank is the lower one: its data is the left operand.
-    RecvCombine in = ch.recv_combine(me - 1, tmp, op, w, w, /*received_left=*/true, 0);
+    RecvCombine in = ch.recv_combine(me - 1, tmp, op, cur, w, /*received_left=*/true, 0);
     co_await in;
+    cur = w;
   }
-  auto blocks = [&](int u0, int u1) {  // the blocks of cube positions u0 … u1-1 in w
+  const auto range = [&](int u0, int u1) {  // the bytes of cube positions u0 … u1-1
     const std::size_t b0 = first_block(cube, u0);
-    return w.subspan(b0 * block, (first_block(cube, u1) - b0) * block);
+    return std::pair{b0 * block, (first_block(cube, u1) - b0) * block};
   };
   const int v = cube.vrank(me);
   int lo = 0;
@@ -63,24 +68,28 @@ Task<> reduce_scatter_recursive_halving(Channel& ch, ConstBytes send, MutableByt
     const int mid = (lo + hi) / 2;
     const int pv = Hypercube::partner(v, k);
     const bool lower_half = v < mid;
-    const MutableBytes keep = lower_half ? blocks(lo, mid) : blocks(mid, hi);
-    const MutableBytes give = lower_half ? blocks(mid, hi) : blocks(lo, mid);
-    const MutableBytes in_buf = tmp.first(keep.size());
+    const auto [keep_at, keep_bytes] = lower_half ? range(lo, mid) : range(mid, hi);
+    const auto [give_at, give_bytes] = lower_half ? range(mid, hi) : range(lo, mid);
+    const MutableBytes in_buf = tmp.first(keep_bytes);
     const auto step = static_cast<std::uint32_t>(k + 1);
-    // Combined into `keep` as it lands (recv_combine): disjoint from `give`, being sent.
-    Transfer out = ch.send(cube.rank(pv), give, step);
-    RecvCombine in =
-        ch.recv_combine(cube.rank(pv), in_buf, op, keep, keep, /*received_left=*/pv < v, step);
+    // Combined into w's `keep` as it lands (recv_combine): disjoint from `give`, being sent.
+    Transfer out = ch.send(cube.rank(pv), cur.subspan(give_at, give_bytes), step);
+    RecvCombine in = ch.recv_combine(cube.rank(pv), in_buf, op, cur.subspan(keep_at, keep_bytes),
+                                     w.subspan(keep_at, keep_bytes),
+                                     /*received_left=*/pv < v, step);
     co_await out;
     co_await in;
+    cur = w;
     (lower_half ? hi : lo) = mid;
   }
-  const MutableBytes own = blocks(v, v + 1);  // one block, or two with the extra's first
+  const auto [own_at, own_bytes] = range(v, v + 1);  // one block, or two with the extra's first
+  const ConstBytes own = cur.subspan(own_at, own_bytes);
   if (cube.has_extra(me)) {
     Transfer out = ch.send(me - 1, own.first(block), back_step);
     co_await out;
   }
-  ch.copy(recv, own.last(block));
+  // p = 1 in place: the result is already there.
+  if (own.last(block).data() != recv.data()) ch.copy(recv, own.last(block));
 }
 
 namespace {
@@ -111,6 +120,28 @@ double cost(const CostQuery& q) {
 }  // namespace
 
 namespace {
+// The written share: the first step sends its half straight from the input, every later one
+// sums it combined; p = 2^d: 1 − (p/2)/(p − 1) (0 at p = 2). Otherwise the critical path runs
+// through a rank that folded an extra rank's whole input in (input, p blocks), so every one of
+// its steps sends sums, and its extra's block back at the end: the steps' blocks and that one
+// over all of them (each step once: the queueing bound of cost() is not bytes sent).
+double written_share(const CostQuery& q) {
+  const Hypercube cube{q.p};
+  if (cube.dim() == 0) return 0;
+  double steps = 0;
+  double first = 0;
+  for (int j = 0; j < cube.dim(); ++j) {
+    const int h = 1 << (cube.dim() - 1 - j);
+    const double s = h + std::min(cube.surplus(), h);
+    steps += s;
+    if (j == 0) first = s;
+  }
+  if (cube.power_of_two()) return (steps - first) / steps;
+  return (steps + 1) / (q.p + steps + 1);
+}
+}  // namespace
+
+namespace {
 // Every step of the cube is an exchange. When p is not 2^d the surplus ranks' blocks go one
 // way before and after it: approximate, 0.25 (the sim's share is 0–0.44 at p = 3 … 12).
 double exchange_share(const CostQuery& q) {
@@ -130,7 +161,7 @@ const Algorithm kReduceScatterRecursiveHalving{
     .optimal_k = nullptr,
     .run = run,
     .test = "alltoall_test.ReduceScatterRecursiveHalvingMatchesMpich",
-    .written_share = written_all,
+    .written_share = written_share,
     .exchange_share = exchange_share,
 };
 

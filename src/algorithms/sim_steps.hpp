@@ -27,6 +27,15 @@ inline constexpr std::size_t kSimStepsTopK = 512;
 /// (alg, p, k) for the life of the process; thread-safe.
 double sim_steps(const Algorithm& alg, int p, double k);
 
+/// The written share (Algorithm::written_share) of alg on the sim, for an algorithm whose
+/// critical path moves between written and input data with p and k in a way no count of ours
+/// follows (the pipelined binary-tree reduce, whose leaves send their input): what ω = 2 adds
+/// to its finishing time over what doubling β adds, at α = 4, β = 0.25, γ = 0.125 (time per
+/// byte), blocks of 8 KiB, root 0, k packets (rounded into [1, kSimStepsExactK]: more packets
+/// take the share at that many). 1 for p > kSimStepsMaxP (every byte written: the count such
+/// an algorithm had before). Cached per (alg, p, k) for the life of the process; thread-safe.
+double sim_written_share(const Algorithm& alg, int p, double k);
+
 /// The shares of alg's critical path carried by messages of at least break_bytes, on the sim:
 /// p ranks, root 0, one packet, blocks of n bytes (whole doubles, at least one), a hybrid's
 /// `strategy` (CollArgs::strategy). alpha: of its latencies (the finishing time at α = 1 for

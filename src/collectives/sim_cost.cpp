@@ -122,9 +122,11 @@ std::vector<int> last_receivers(const Algorithm& alg, int p, std::size_t bytes, 
 }
 
 namespace {
-// One run at k packets of one element each (β = 0: the size does not matter). Cached; the lock
-// is not held while the sim runs (it may cost other algorithms, which may ask for steps too).
-double steps_at(const Algorithm& alg, int p, std::size_t k) {
+// One value per (alg, p, k), fn's, kept for the life of the process (a cache per fn: each
+// caller's lambda is a type of its own). The lock is not held while fn runs the sim (it may cost
+// other algorithms, which may ask for such values too).
+template <typename Fn>
+double cached_per_k(const Algorithm& alg, int p, std::size_t k, Fn fn) {
   using Key = std::tuple<const Algorithm*, int, std::size_t>;
   static std::mutex mu;
   static std::map<Key, double> cache;
@@ -133,14 +135,21 @@ double steps_at(const Algorithm& alg, int p, std::size_t k) {
     const std::lock_guard<std::mutex> lock(mu);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  CostModel unit;
-  unit.alpha = 1;
-  unit.beta = 0;
-  unit.gamma = 0;
-  const double t = run_for_cost(alg, p, 8 * k, unit, true, 0, k).finish_time;
+  const double v = fn();
   const std::lock_guard<std::mutex> lock(mu);
-  cache.emplace(key, t);
-  return t;
+  cache.emplace(key, v);
+  return v;
+}
+
+// One run at k packets of one element each (β = 0: the size does not matter). Cached.
+double steps_at(const Algorithm& alg, int p, std::size_t k) {
+  return cached_per_k(alg, p, k, [&] {
+    CostModel unit;
+    unit.alpha = 1;
+    unit.beta = 0;
+    unit.gamma = 0;
+    return run_for_cost(alg, p, 8 * k, unit, true, 0, k).finish_time;
+  });
 }
 }  // namespace
 
@@ -189,36 +198,27 @@ double sim_written_share(const Algorithm& alg, int p, double k_in) {
   if (p > kSimStepsMaxP) return 1;
   const auto k = static_cast<std::size_t>(
       std::clamp(std::round(k_in), 1.0, static_cast<double>(kSimStepsExactK)));
-  using Key = std::tuple<const Algorithm*, int, std::size_t>;
-  static std::mutex mu;
-  static std::map<Key, double> cache;
-  const Key key{&alg, p, k};
-  {
-    const std::lock_guard<std::mutex> lock(mu);
-    if (const auto it = cache.find(key); it != cache.end()) return it->second;
-  }
   // The runs below plan the collective under ω = 2, which costs it (Algorithm::costed) and asks
   // for this share again: that inner answer is not used for the sim's time (the world charges
   // ω by what it tracks), so it is 1 and not cached.
   thread_local bool inside = false;
   if (inside) return 1;
-  inside = true;
-  struct Leave {
-    ~Leave() { inside = false; }
-  } leave;
-  constexpr std::size_t kBlock = 8192;
-  const CostModel base{.alpha = 4.0, .beta = 0.25, .gamma = 0.125};
-  CostModel written = base;
-  written.written = 2;
-  CostModel twice = base;
-  twice.beta = 2 * base.beta;
-  const double t1 = run_for_cost(alg, p, kBlock, base, false, 0, k).finish_time;
-  const double tw = run_for_cost(alg, p, kBlock, written, false, 0, k).finish_time;
-  const double tb = run_for_cost(alg, p, kBlock, twice, false, 0, k).finish_time;
-  const double share = tb > t1 ? std::clamp((tw - t1) / (tb - t1), 0.0, 1.0) : 0.0;
-  const std::lock_guard<std::mutex> lock(mu);
-  cache.emplace(key, share);
-  return share;
+  return cached_per_k(alg, p, k, [&] {
+    inside = true;
+    struct Leave {
+      ~Leave() { inside = false; }
+    } leave;
+    constexpr std::size_t kBlock = 8192;
+    const CostModel base{.alpha = 4.0, .beta = 0.25, .gamma = 0.125};
+    CostModel written = base;
+    written.written = 2;
+    CostModel twice = base;
+    twice.beta = 2 * base.beta;
+    const double t1 = run_for_cost(alg, p, kBlock, base, false, 0, k).finish_time;
+    const double tw = run_for_cost(alg, p, kBlock, written, false, 0, k).finish_time;
+    const double tb = run_for_cost(alg, p, kBlock, twice, false, 0, k).finish_time;
+    return tb > t1 ? std::clamp((tw - t1) / (tb - t1), 0.0, 1.0) : 0.0;
+  });
 }
 
 BreakShares sim_break_shares(const Algorithm& alg, int p, double n, double break_bytes,

@@ -238,8 +238,8 @@ double hybrid_strategy_exchange_share(const Algorithm& alg, const CostQuery& q, 
 double hybrid_strategy_message_bytes(const Algorithm& alg, const CostQuery& q, bool returns,
                                      bool gathers) {
   const Hypercube cube{q.p};
-  return tuning::hybrid_mean_message(hybrid_run_strategy(alg, q, returns, gathers), q.n,
-                                     cube.dim(), cube.power_of_two(), returns);
+  return tuning::hybrid_mean_message(hybrid_run_strategy(alg, q, returns, gathers), q.n, cube.dim(),
+                                     cube.power_of_two(), returns);
 }
 
 namespace {

@@ -204,7 +204,9 @@ tuning::Strategy hybrid_run_strategy(const Algorithm& alg, const CostQuery& q, b
   const bool pow2 = cube.power_of_two();
   const CostModel& base = q.m;
   tuning::Strategy s = tuning::theorem1_strategy(q.n, d, base);
-  if (base.written == 1 && base.exchange_alpha == 1 && base.exchange_beta == 1) return s;
+  const double wake = synchronizing(alg.coll) ? base.wake : 0;
+  if (base.written == 1 && base.exchange_alpha == 1 && base.exchange_beta == 1 && wake == 0)
+    return s;
   CostModel m = base;
   // Which ranks share a CPU: ω on the written bytes that cross CPUs only (as placed_written_share).
   const Placement* placed =
@@ -214,7 +216,7 @@ tuning::Strategy hybrid_run_strategy(const Algorithm& alg, const CostQuery& q, b
     if (placed != nullptr && base.written != 1 && f > 0)
       f *= std::clamp(placed->written_across(alg, 0, static_cast<long>(s)), 0.0, 1.0);
     const double e = tuning::hybrid_exchange_share(s, q.n, d, pow2, returns, gathers);
-    m.alpha = base.alpha * (1 + e * (base.exchange_alpha - 1));
+    m.alpha = base.alpha * (1 + e * (base.exchange_alpha - 1)) + (1 - e) * wake;
     m.beta = base.beta * (1 + f * (base.written - 1)) * (1 + e * (base.exchange_beta - 1));
     s = tuning::theorem1_strategy(q.n, d, m);
   }

@@ -32,6 +32,16 @@ enum class Collective {
   count_
 };
 
+/// Every rank's result depends on every rank's input, so calls back to back cannot overlap and
+/// every message on the critical path waits for its receiver (CostModel::wake): the all-reduce,
+/// the all-gathers, reduce-scatter, the all-to-alls and the barrier. Not the rooted ones nor the
+/// scans (rank 0 of a scan needs no one).
+constexpr bool synchronizing(Collective c) {
+  return c == Collective::allreduce || c == Collective::barrier || c == Collective::allgather ||
+         c == Collective::allgatherv || c == Collective::alltoall || c == Collective::alltoallv ||
+         c == Collective::reduce_scatter_block;
+}
+
 const char* collective_name(Collective c) noexcept;
 
 /// Arguments of one collective call, already validated and normalised by the collectives
@@ -131,9 +141,10 @@ struct Algorithm {
   /// q.m as this algorithm is costed: β raised to β(1 + f(ω − 1)) for the written share f of
   /// its bytes (CostModel::written = ω; placed_written_share), then α and β to α(1 + e(χα − 1)) and
   /// β(1 + e(χβ − 1)) for its exchange share e (CostModel::exchange_alpha, exchange_beta = χα, χβ),
-  /// and ω, χα and χβ then 1 (so costing twice changes nothing). ω applies only when the mean
-  /// message of the formula (mean_message) is at least q.m.written_from (CostModel::written_from;
-  /// shm with a core per rank: the single-copy threshold).
+  /// then, for a synchronizing collective and not pipelined, α to α + (1 − e)W (CostModel::wake),
+  /// and ω, χα, χβ and W then 1, 1, 1, 0 (so costing twice changes nothing). ω applies only when
+  /// the mean message of the formula (mean_message) is at least q.m.written_from
+  /// (CostModel::written_from; shm with a core per rank: the single-copy threshold).
   [[nodiscard]] CostModel costed(const CostQuery& q) const;
   /// The written share f that costed charges ω on: written_share clamped to [0, 1] and, with a
   /// placement of q.p ranks (CostModel::placement), only its bytes that cross CPUs.

@@ -1270,8 +1270,12 @@ int main(int argc, char** argv) {
             const bool charged =
                 !(fq.m.written_from > 0 && alg->mean_message(fq) < fq.m.written_from);
             cands.push_back(alg);
-            pts.push_back({ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0,
-                           alg->exchange_share ? alg->exchange_share(fq) : 0.0, 0.0});
+            const double e =
+                alg->exchange_share ? std::clamp(alg->exchange_share(fq), 0.0, 1.0) : 0.0;
+            // Its rounds that wait for a wake-up, as Algorithm::costed charges W.
+            const double w = fabcoll::synchronizing(c) ? ua * (1 - e) : 0.0;
+            pts.push_back(
+                {ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0, w});
             point_above.push_back(std::move(above));
           }
           if (cands.empty()) continue;
@@ -1311,6 +1315,7 @@ int main(int argc, char** argv) {
       lp.model.beta = std::max(1e-13, cf.beta);
       lp.model.written = wf.omega;
       lp.model.exchange_alpha = lp.model.exchange_beta = wf.chi;
+      lp.model.wake = cf.wake;
       lp.break_bytes = breaks[kept];
       lp.alpha_above = lp.break_bytes > 0 ? std::max(1e-9, cf.alpha_above) : lp.model.alpha;
       lp.beta_above = lp.model.beta;
@@ -1666,6 +1671,7 @@ int main(int argc, char** argv) {
         "R^2 = %.4f, written data x%.2f, exchanges x%.2f alpha x%.2f beta",
         link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.model.overhead,
         lp.model.gap, lp.r2, lp.model.written, lp.model.exchange_alpha, lp.model.exchange_beta);
+    if (lp.model.wake > 0) std::printf(", wake-up W = %.3g s", lp.model.wake);
     if (lp.break_bytes > 0)
       std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
                   lp.alpha_above, lp.beta_above);
@@ -1822,11 +1828,11 @@ int main(int argc, char** argv) {
       if (!train.empty()) {
         // The oversubscribed fit's runs (3b): t ≈ a α + b β (1 + f(ω − 1)) χ-scaled + c.
         std::ofstream csv(report_dir + "/training.csv");
-        csv << "collective,algorithm,n,a,b,c,f,e,above,t\n";
+        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w\n";
         for (std::size_t i = 0; i < train.size(); ++i)
           csv << train_names[i] << ',' << train[i].a << ',' << train[i].b << ',' << train[i].c
               << ',' << train[i].f << ',' << train[i].e << ',' << train[i].above << ','
-              << train[i].t << '\n';
+              << train[i].t << ',' << train[i].w << '\n';
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");
@@ -1857,8 +1863,8 @@ int main(int argc, char** argv) {
          << ".\n\n"
          << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | o (µs) | G (ns/B) "
             "| R² | break (B) | α above (µs) | β above (ns/B) | ω (written data) | χα, χβ "
-            "(exchanges) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
-            "--- |\n"
+            "(exchanges) | W (µs) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+            "| --- | --- | --- |\n"
          << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores, mapping) + ")" : "")
          << " | " << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9)
          << " | " << fmt("%.2f", 1e-9 / lp.model.beta) << " | "
@@ -1867,7 +1873,7 @@ int main(int argc, char** argv) {
          << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9) << " | "
          << fmt("%.2f", lp.model.written) << " | " << fmt("%.2f", lp.model.exchange_alpha) << ", "
-         << fmt("%.2f", lp.model.exchange_beta)
+         << fmt("%.2f", lp.model.exchange_beta) << " | " << fmt("%.3f", lp.model.wake * 1e6)
          << " |\n\nω: data its sender wrote within the collective (received, combined, "
             "copied) costs βω per byte; measured by the ping-pong bouncing a buffer, each "
             "round trip right after an untouched one, from "
@@ -1888,6 +1894,12 @@ int main(int argc, char** argv) {
                        fmt("%.0f", kExchangeAlphaTo) +
                        " B, χβ the median ratio of their β times from " +
                        fmt("%.0f", kExchangeBetaFrom) + " B up.")
+         << (layout > 0
+                 ? "\n\nW (wake-up): a one-way message of a synchronizing collective (all-reduce, "
+                   "all-gather, reduce-scatter, all-to-all, barrier) waits for its receiver to be "
+                   "switched back onto its core, and costs α + W; fitted with α, β, ω and χ to the "
+                   "timed collectives (training.csv, column w: such rounds of each run)."
+                 : "")
          << fanout_text
          << "\n\n![ping-pong](pingpong.png)\n\n## Reduction "
             "kernels (γ)\n\n| "

@@ -147,6 +147,7 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
   CostModel at = at_model;
   at.written = 1;  // b: every byte at β (see the declaration)
   at.exchange_alpha = at.exchange_beta = 1;
+  at.wake = 0;
   CostQuery q = query(n, p, at);
   q.k = 1;
   const double whole = alg.predict(q);

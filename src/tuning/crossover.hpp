@@ -85,9 +85,9 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& li
 /// its o and G terms when `at` has a measured sender overhead and time per byte (o = α and
 /// G = β otherwise: o terms count in a, G terms in b).
 /// b counts every byte at β (ω of `at` is ignored: a fit of ω scales b by the written share
-/// itself, CostPoint::f). False (terms untouched) when the formula is not linear in α, β, γ near
-/// `at` (it chooses among strategies by the model, as hybrid does) or alg is pipelined (its k
-/// depends on the model).
+/// itself, CostPoint::f), a every round at α (χ and W of `at` ignored likewise: CostPoint::e, w).
+/// False (terms untouched) when the formula is not linear in α, β, γ near `at` (it chooses among
+/// strategies by the model, as hybrid does) or alg is pipelined (its k depends on the model).
 bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& at, double& a,
                        double& b, double& c);
 /// True when alg may serve (coll, p, commutative) (the selector's exclusions).

@@ -150,12 +150,13 @@ bool floor_upper_alpha(PiecewiseFit& pf, std::span<const Point> pts, Weighting w
 CostFit fit_cost_points(std::span<const CostPoint> pts) {
   CostFit f;
   f.points = pts.size();
-  // Columns: α's rounds below the break, α's rounds above it, β's bytes.
-  constexpr int kParams = 3;
+  // Columns: α's rounds below the break, α's rounds above it, β's bytes, the wake-ups.
+  constexpr int kParams = 4;
   const auto column = [](const CostPoint& p, int j) {
     if (j == 0) return p.a * (1 - p.above);
     if (j == 1) return p.a * p.above;
-    return p.b;
+    if (j == 2) return p.b;
+    return p.w;
   };
   double ata[kParams][kParams] = {}, aty[kParams] = {};
   for (const CostPoint& p : pts) {
@@ -228,6 +229,7 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
   f.alpha = any_below || !any_above ? best[0] : best[1];
   f.alpha_above = any_above ? best[1] : f.alpha;
   f.beta = best[2];
+  f.wake = best[3];
   double sw = 0, st = 0;
   for (const CostPoint& p : pts)
     if (p.t > 0) {
@@ -237,8 +239,8 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
   const double mt = sw > 0 ? st / sw : 0;
   double stt = 0;
   for (const CostPoint& p : pts) {
-    const double r =
-        p.t - ((f.alpha * (1 - p.above) + f.alpha_above * p.above) * p.a + p.b * f.beta + p.c);
+    const double r = p.t - ((f.alpha * (1 - p.above) + f.alpha_above * p.above) * p.a +
+                            p.b * f.beta + p.w * f.wake + p.c);
     f.residuals.push_back(r);
     f.rel_residuals.push_back(p.t != 0 ? r / p.t : 0.0);
     if (p.t > 0) {

@@ -106,6 +106,9 @@ struct CostPoint {
   // The share of its a rounds whose messages lie above a protocol break (shm's single-copy
   // threshold): those cost the upper segment's α (CostFit::alpha_above), the same β.
   double above = 0;
+  // The rounds that wait for a wake-up (CostModel::wake): a(1 − e) for a synchronizing
+  // collective (fabcoll::synchronizing), 0 otherwise. A fourth parameter W, as α not scaled by χ.
+  double w = 0;
 };
 
 /// α, β of the collectives themselves: weighted (relative) least squares of t − c ≈ a α + b β
@@ -116,7 +119,7 @@ struct CostPoint {
 /// A point's rounds a are a(1 − above) at alpha and a·above at alpha_above (a third
 /// parameter, β shared: the break of CostModel's LinkModel where only the per-message cost
 /// changes); with no round above alpha_above = alpha, and with none below alpha =
-/// alpha_above.
+/// alpha_above. Its wake-ups w are a fourth, at wake (CostModel::wake; 0 when no point has any).
 ///
 /// Non-negative: the least-SSE solution over every subset of the parameters (the others held
 /// at 0) whose solution is non-negative, which is the non-negative least-squares optimum. With
@@ -124,6 +127,7 @@ struct CostPoint {
 /// β alone.
 struct CostFit : LinearFit {
   double alpha_above = 0;
+  double wake = 0;  // W, from the points' w (CostPoint::w); 0 where every w is 0
 };
 CostFit fit_cost_points(std::span<const CostPoint> pts);
 

@@ -64,6 +64,7 @@ std::string to_json_text(const TuningFile& f) {
     if (l.model.pull_fanout > 0) link["pull_fanout"] = l.model.pull_fanout;
     link["exchange_alpha"] = l.model.exchange_alpha;
     link["exchange_beta"] = l.model.exchange_beta;
+    if (l.model.wake > 0) link["wake"] = l.model.wake;
     j["links"].push_back(std::move(link));
   }
   j["gamma"] = json::array();
@@ -172,6 +173,12 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
                   std::to_string(kExchangeMin) + ", " + std::to_string(kExchangeMax) + "]";
           return std::nullopt;
         }
+      }
+      // W (optional, absent where not fitted): 0, the texts' model.
+      p.model.wake = l.value("wake", 0.0);
+      if (!(p.model.wake >= 0) || !std::isfinite(p.model.wake)) {
+        error = "link " + p.link_class + ": wake must be a number >= 0";
+        return std::nullopt;
       }
       if (p.local_ranks < 0) {
         error = "link " + p.link_class + ": negative local_ranks";
@@ -411,10 +418,10 @@ std::string format_link_model(const LinkModel& l) {
   char text[512];
   std::snprintf(text, sizeof text,
                 "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-                "%.17g %.17g",
+                "%.17g %.17g %.17g",
                 m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
                 m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
-                l.above.beta, m.gap, l.above.gap);
+                l.above.beta, m.gap, l.above.gap, m.wake);
   return text;
 }
 
@@ -422,10 +429,10 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   LinkModel l;
   CostModel& m = l.below;
   int used = 0;
-  if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg%n",
+  if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg%n",
                   &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
                   &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
-                  &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &used) != 15 ||
+                  &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &m.wake, &used) != 16 ||
       used <= 0)
     return 0;
   // The numbers end at the end of the line or at a space: "… 1.1x" is garbled, not 1.1.
@@ -433,7 +440,7 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   if (end < text.size() && text[end] != ' ') return 0;
   while (end < text.size() && text[end] == ' ') ++end;
   const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap;
-  l.above = m;  // γ, o, δ, ω, χ and the pull threshold are the link's, in both segments
+  l.above = m;  // γ, o, δ, ω, χ, W and the pull threshold are the link's, in both segments
   l.above.alpha = above_alpha;
   l.above.beta = above_beta;
   l.above.gap = above_gap;

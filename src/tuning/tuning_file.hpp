@@ -22,7 +22,10 @@
 //                  while its sender also receives, as multiples of alpha and beta, in
 //                  [kExchangeMin, kExchangeMax]; absent: 1),
 //                  "pull_fanout" (optional: φ, what each further receiver pulling the same
-//                  sender's buffer at once adds, as a multiple of beta n, >= 0; absent: 0) } ],
+//                  sender's buffer at once adds, as a multiple of beta n, >= 0; absent: 0),
+//                  "wake" (optional: W, what a one-way message of a synchronizing collective
+//                  adds to alpha while its receiver waits off its core, seconds, >= 0;
+//                  absent: 0) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",
 //                "datatype": "byte", "gamma" }: δ, a local memcpy per byte),
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],

@@ -274,8 +274,9 @@ std::vector<CostPoint> cost_points(const CostModel& truth,
       q.p = 4;
       q.k = 1;
       q.m = truth;
-      pts.push_back({a, b, c, alg->predict(q), alg->written_share ? alg->written_share(q) : 0.0,
-                     alg->exchange_share ? alg->exchange_share(q) : 0.0});
+      const double e = alg->exchange_share ? alg->exchange_share(q) : 0.0;
+      pts.push_back({a, b, c, alg->predict(q), alg->written_share ? alg->written_share(q) : 0.0, e,
+                     0.0, synchronizing(alg->coll) ? a * (1 - e) : 0.0});
     }
   }
   return pts;
@@ -322,6 +323,38 @@ TEST(Fit, CostPointsRecoverTheExchangeFactor) {
     if (chi != 1) {
       EXPECT_GT(fit_cost_points_written(pts).fit.sse, wf.fit.sse * 100);
     }
+  }
+}
+
+// W (CostModel::wake) with χ and ω: reduce + bcast is the one all-reduce whose rounds are
+// one-way, the broadcasts are rooted (no W) and the other all-reduces and all-gathers exchange,
+// so times made with W = 2.5 µs (this machine's p = 4 fit: 2.2–3.0 µs) give back W, α, β, χ
+// and ω; with 2% noise W within 20%. Fitted without the column (w = 0), χ and α absorb it badly;
+// times without W give W = 0.
+TEST(Fit, CostPointsRecoverTheWakeUp) {
+  for (const double wake : {0.0, 2.5e-6}) {
+    CostModel truth{3e-6, 1.2e-10, 2.5e-11};
+    truth.written = 1.4;
+    truth.exchange_alpha = truth.exchange_beta = 1.9;
+    truth.wake = wake;
+    std::vector<CostPoint> pts =
+        cost_points(truth, {Collective::bcast, Collective::allreduce, Collective::allgather});
+    ASSERT_GE(pts.size(), 12u);
+    const WrittenFit wf = fit_cost_points_written(pts, 10, kExchangeMin, kExchangeMax);
+    EXPECT_NEAR(wf.fit.wake, wake, 1e-12) << wake;
+    EXPECT_NEAR(wf.chi, 1.9, 1e-9) << wake;
+    EXPECT_NEAR(wf.omega, 1.4, 1e-9) << wake;
+    EXPECT_NEAR(wf.fit.alpha / truth.alpha, 1.0, 1e-6) << wake;
+    EXPECT_NEAR(wf.fit.beta / truth.beta, 1.0, 1e-6) << wake;
+    if (wake == 0) continue;
+    std::vector<CostPoint> blind = pts;
+    for (CostPoint& p : blind) p.w = 0;
+    EXPECT_GT(fit_cost_points_written(blind, 10, kExchangeMin, kExchangeMax).fit.sse, 1e-3);
+    std::mt19937 rng(5);
+    std::normal_distribution<double> noise(0.0, 0.02);
+    for (CostPoint& p : pts) p.t *= 1 + noise(rng);
+    EXPECT_NEAR(fit_cost_points_written(pts, 10, kExchangeMin, kExchangeMax).fit.wake / wake, 1.0,
+                0.2);
   }
 }
 
@@ -1101,6 +1134,7 @@ void expect_same_link(const LinkModel& got, const LinkModel& want) {
     EXPECT_EQ(g.exchange_alpha, w.exchange_alpha);
     EXPECT_EQ(g.exchange_beta, w.exchange_beta);
     EXPECT_EQ(g.gap, w.gap);
+    EXPECT_EQ(g.wake, w.wake);
   }
   EXPECT_EQ(got.break_bytes, want.break_bytes);
 }
@@ -1114,6 +1148,7 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   m = CostModel{1.5e-6, 1.25e-10, 2.5e-11, 2e-7, 32768, 2e-11, 1.8, 32768, 1.3, 1.1};
   m.written_from = 16384;
   m.gap = 3e-11;
+  m.wake = 2.25e-6;
   l.break_bytes = 65536;
   l.above = m;
   l.above.alpha = 4.5e-6;
@@ -1283,6 +1318,68 @@ TEST(TuningFile, ExchangeFactorsRoundTripAndAreChecked) {
       }
     }
   }
+}
+
+// W (CostModel::wake) travels in the link entry ("wake", written only when fitted) into both
+// segments' models; absent means 0; negative or not a number is rejected.
+TEST(TuningFile, WakeUpRoundTripsAndIsChecked) {
+  TuningFile f = sample();
+  f.links[1].model.wake = 2.5e-6;
+  const std::string text = to_json_text(f);
+  std::string err;
+  const auto g = parse_tuning(text, err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(to_json_text(*g), text);
+  EXPECT_EQ(model_for(*g, "ofi/sockets").wake, 2.5e-6);
+  EXPECT_EQ(model_for(*g, "ofi/sockets", 1 << 20).wake, 2.5e-6);  // both segments
+  EXPECT_EQ(model_for(*g, "shm").wake, 0);
+  EXPECT_EQ(text.find("\"wake\"", text.find("\"shm\"")), text.rfind("\"wake\""));  // shm: none
+  const std::string entry = "\"wake\": 2.5e-06";
+  ASSERT_NE(text.find(entry), std::string::npos) << text;
+  const auto h = parse_tuning(replaced(text, entry, "\"r2_more\": 1.0"), err);
+  ASSERT_TRUE(h) << err;
+  EXPECT_EQ(model_for(*h, "ofi/sockets").wake, 0);
+  EXPECT_FALSE(parse_tuning(replaced(text, entry, "\"wake\": \"x\""), err));
+  EXPECT_FALSE(parse_tuning(replaced(text, entry, "\"wake\": -1e-06"), err));
+  EXPECT_NE(err.find("wake must be a number >= 0"), std::string::npos) << err;
+}
+
+// W is charged to the one-way rounds of the synchronizing collectives' whole-message algorithms
+// only: reduce + bcast's rounds (a from linear_cost_terms) each add W, the linear barrier's too,
+// recursive doubling's (all exchanges) none, nor the rooted broadcast's nor the pipelined
+// two-tree all-reduce's. At p = 4 with this machine's p = 4 shm fit (α 2.9 µs, χ 1.9, W 2.2
+// µs) it moves the barrier choice away from the binomial tree's one-way rounds, as measured there:
+// fabcoll-bench barrier, binomial 22.1–24.4 µs against the dissemination barrier's 12.4–14.1.
+TEST(Crossover, WakeUpChargesOneWayRoundsOfSynchronizingCollectives) {
+  CostModel m{2.9e-6, 9.5e-11, 2.6e-11, 1.1e-7};
+  m.exchange_alpha = m.exchange_beta = 1.9;
+  CostModel w = m;
+  w.wake = 2.2e-6;
+  const auto extra = [&](Collective c, const char* name, double n) {
+    const Algorithm* alg = find_algorithm(c, name);
+    EXPECT_NE(alg, nullptr) << name;
+    if (alg == nullptr) return -1.0;
+    return algorithm_cost(*alg, n, 4, w) - algorithm_cost(*alg, n, 4, m);
+  };
+  for (const double n : {256.0, 16384.0}) {
+    double a = 0, b = 0, c = 0;
+    ASSERT_TRUE(linear_cost_terms(*find_algorithm(Collective::allreduce, "reduce_bcast"), n, 4, m,
+                                  a, b, c));
+    EXPECT_GE(a, 4);
+    EXPECT_NEAR(extra(Collective::allreduce, "reduce_bcast", n), a * w.wake, 1e-12) << n;
+    EXPECT_NEAR(extra(Collective::allreduce, "recursive_doubling", n), 0, 1e-12) << n;
+    EXPECT_NEAR(extra(Collective::bcast, "binomial", n), 0, 1e-12) << n;
+    EXPECT_NEAR(extra(Collective::allreduce, "two_tree", n), 0, 1e-12) << n;
+  }
+  double a = 0, b = 0, c = 0;
+  ASSERT_TRUE(
+      linear_cost_terms(*find_algorithm(Collective::barrier, "binomial"), 0, 4, m, a, b, c));
+  EXPECT_NEAR(extra(Collective::barrier, "binomial", 0), a * w.wake, 1e-12);
+  const Algorithm* bin = find_algorithm(Collective::barrier, "binomial");
+  const Algorithm* dis = find_algorithm(Collective::barrier, "dissemination");
+  ASSERT_NE(bin, nullptr);
+  ASSERT_NE(dis, nullptr);
+  EXPECT_GT(algorithm_cost(*bin, 0, 4, w), 1.5 * algorithm_cost(*dis, 0, 4, w));
 }
 
 // With χ measured, an algorithm is charged for the share of its critical path spent in

@@ -13,6 +13,7 @@
 // transport implements written_across (collectives/placement.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -34,6 +35,18 @@ class Placement {
   /// Whether ranks a and b run on different CPUs.
   [[nodiscard]] bool apart(int a, int b) const {
     return cpu_[static_cast<std::size_t>(a)] != cpu_[static_cast<std::size_t>(b)];
+  }
+  /// The most ranks, `except` left out, that share one CPU (1 when each has its own).
+  [[nodiscard]] int most_on_one_cpu(int except) const {
+    std::vector<int> n;
+    int most = 0;
+    for (std::size_t r = 0; r < cpu_.size(); ++r) {
+      if (static_cast<int>(r) == except || cpu_[r] < 0) continue;
+      const auto c = static_cast<std::size_t>(cpu_[r]);
+      if (c >= n.size()) n.resize(c + 1, 0);
+      most = std::max(most, ++n[c]);
+    }
+    return most;
   }
   /// Of the time alg's written data adds (ω's increment) at p = size() and k packets (0: not
   /// pipelined), the share that falls on messages between different CPUs: by running alg on the

@@ -1250,6 +1250,7 @@ int main(int argc, char** argv) {
             // naive broadcast's root then pays o per receiver, not o + Gn).
             fabcoll::CostModel tm = lp.model;
             tm.pull_bytes = pull;
+            tm.placement = placed;  // the naive broadcast's pulls on one CPU, one after another
             // Above the break G is not the measured one (it was measured below: β there, as
             // model_for sets the upper segment, for an algorithm segment_k places there).
             if (broken && tuning::mean_message_bytes(*alg, n, p, tm) >= pull) tm.gap = -1;

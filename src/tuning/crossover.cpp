@@ -161,6 +161,7 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
   // models (overhead, gap < 0).
   const auto with = [&](CostModel m, bool known) {
     m.pull_bytes = at.pull_bytes;  // which messages are pulled is the link's, not a term
+    m.placement = at.placement;    // nor which ranks share a CPU
     m.overhead = at.overhead >= 0 ? (known ? at.overhead : 0.0) : -1.0;
     m.gap = at.gap >= 0 ? (known ? at.gap : 0.0) : -1.0;
     return m;

@@ -178,6 +178,38 @@ TEST(SimCost, WrittenShareMatchesTheSim) {
   EXPECT_GT(checked, 100);
 }
 
+// The naive broadcast's pulled messages: the receivers copy at once only on different CPUs.
+// At p = 4 on 2 CPUs two receivers share a CPU under either mapping (root 0 left out), so the
+// root's buffer costs two copies; at p = 8 four (cyclic: 1, 3, 5, 7; block: 4 … 7); with no
+// placement (a CPU each), one. Below the pull threshold nothing moves.
+TEST(Placement, NaiveBroadcastPullsOfOneCpuRunOneAfterAnother) {
+  const Algorithm& naive = *find_algorithm(Collective::bcast, "naive");
+  CostQuery q;
+  q.n = 1 << 20;
+  q.p = 4;
+  q.m = kModel;
+  q.m.overhead = 2e-7;
+  q.m.pull_bytes = 32768;
+  const double one = q.m.alpha + q.m.beta * q.n + 2 * q.m.overhead;
+  EXPECT_NEAR(naive.cost(q), one, 1e-15);
+  for (const char* mapping : {"cyclic", "block"}) {
+    q.m.placement = placement_for_mapping(mapping, 4, 2);
+    ASSERT_NE(q.m.placement, nullptr);
+    EXPECT_EQ(q.m.placement->most_on_one_cpu(0), 2) << mapping;
+    EXPECT_NEAR(naive.cost(q), one + q.m.beta * q.n, 1e-15) << mapping;
+  }
+  EXPECT_EQ(placement_for_mapping("cyclic", 8, 2)->most_on_one_cpu(0), 4);
+  EXPECT_EQ(placement_for_mapping("block", 8, 2)->most_on_one_cpu(0), 4);
+  EXPECT_EQ(placement_for_mapping("block", 8, 2)->most_on_one_cpu(7), 4);
+  q.p = 8;  // a placement of another size is not this communicator's: one copy
+  EXPECT_NEAR(naive.cost(q), q.m.alpha + q.m.beta * q.n + 6 * q.m.overhead, 1e-15);
+  q.p = 4;
+  q.n = 16384;  // below the pull threshold: the root writes every message, no pulls
+  const double written = naive.cost(q);
+  q.m.placement = nullptr;
+  EXPECT_EQ(naive.cost(q), written);
+}
+
 // Which ranks share a CPU (Placement): ω falls only on written data that crosses CPUs, in
 // the sim (sim::World::set_cpus) as in the model. At p = 4 on 2 CPUs recursive doubling sends
 // written data in its second step only, to the rank two apart: under the cyclic mapping (ranks

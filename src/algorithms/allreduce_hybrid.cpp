@@ -204,7 +204,7 @@ tuning::Strategy hybrid_run_strategy(const Algorithm& alg, const CostQuery& q, b
   const bool pow2 = cube.power_of_two();
   const CostModel& base = q.m;
   tuning::Strategy s = tuning::theorem1_strategy(q.n, d, base);
-  const double wake = synchronizing(alg.coll) ? base.wake : 0;
+  const double wake = fans_in(alg.coll) ? base.wake : 0;
   if (base.written == 1 && base.exchange_alpha == 1 && base.exchange_beta == 1 && wake == 0)
     return s;
   CostModel m = base;

@@ -107,7 +107,7 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   // Not the pipelined ones: W was fitted to whole-message algorithms, and charged to every
   // packet's round (its share not in exchanges) it put the two-tree all-reduce 28-44% over its
   // measured time (p = 4 on 2 cores, 256 B - 64 KiB; 28% under to 18% over without).
-  const bool wakes = m.wake > 0 && synchronizing(coll) && optimal_k == nullptr;
+  const bool wakes = m.wake > 0 && fans_in(coll) && optimal_k == nullptr;
   if ((m.exchange_alpha != 1 || m.exchange_beta != 1 || wakes) && exchange_share != nullptr) {
     const double e = std::clamp(exchange_share(q), 0.0, 1.0);
     m.alpha *= 1 + e * (m.exchange_alpha - 1);

@@ -1182,7 +1182,8 @@ int main(int argc, char** argv) {
     }
 
     // 3b (more ranks than cores, --oversubscribed-fit collectives): α, β fitted to the
-    // collectives themselves. Each non-pipelined algorithm of bcast, all-reduce and all-gather is
+    // collectives themselves. Each non-pipelined algorithm of bcast, reduce, all-reduce and
+    // all-gather is
     // timed at a few sizes (not the validation's) as the validation times them; its cost formula
     // is linear in α, β, γ (k = 1), so t ≈ a α + b β + c γ with a, b, c from the formula at unit
     // models, and α, β come from a relative least-squares fit over all of them. The pairs' fit
@@ -1234,7 +1235,10 @@ int main(int argc, char** argv) {
       std::vector<std::vector<tuning::CostPoint>> trains(breaks.size());
       std::vector<double> a(top * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
           b(a.size(), 0.0);
-      for (Collective c : {Collective::bcast, Collective::allreduce, Collective::allgather}) {
+      // The reduce since W (CostModel::wake): its binomial and naive algorithms are the fan-in
+      // collectives' one-way rounds beside reduce + bcast's (fans_in).
+      for (Collective c :
+           {Collective::bcast, Collective::reduce, Collective::allreduce, Collective::allgather}) {
         for (const double n : sizes) {
           // Only formulas linear in α, β, γ (hybrid picks a strategy by the model: left out),
           // not pipelined (their k depends on the model), timed together as the validation
@@ -1274,7 +1278,7 @@ int main(int argc, char** argv) {
             const double e =
                 alg->exchange_share ? std::clamp(alg->exchange_share(fq), 0.0, 1.0) : 0.0;
             // Its rounds that wait for a wake-up, as Algorithm::costed charges W.
-            const double w = fabcoll::synchronizing(c) ? ua * (1 - e) : 0.0;
+            const double w = fabcoll::fans_in(c) ? ua * (1 - e) : 0.0;
             pts.push_back(
                 {ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0, w});
             point_above.push_back(std::move(above));
@@ -1896,8 +1900,8 @@ int main(int argc, char** argv) {
                        " B, χβ the median ratio of their β times from " +
                        fmt("%.0f", kExchangeBetaFrom) + " B up.")
          << (layout > 0
-                 ? "\n\nW (wake-up): a one-way message of a synchronizing collective (all-reduce, "
-                   "all-gather, reduce-scatter, all-to-all, barrier) waits for its receiver to be "
+                 ? "\n\nW (wake-up): a one-way message of a fan-in collective (every one but the "
+                   "broadcast and the scatter) waits for its receiver to be "
                    "switched back onto its core, and costs α + W; fitted with α, β, ω and χ to the "
                    "timed collectives (training.csv, column w: such rounds of each run)."
                  : "")

@@ -124,10 +124,10 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
       m.exchange_alpha, m.exchange_beta);
   if (m.wake > 0)
     std::printf(
-        "# a one-way message of a synchronizing collective (all-reduce, all-gather, "
-        "reduce-scatter, all-to-all, barrier) adds a wake-up of %.3g us, its receiver switched "
+        "# a one-way message of a fan-in collective (every one but the broadcast and the "
+        "scatter) adds a wake-up of %.3g us, its receiver switched "
         "back onto a core it shares: alpha + (1 - exchange) W a round%s\n",
-        m.wake * 1e6, fabcoll::synchronizing(args.coll) ? "" : " (not this collective)");
+        m.wake * 1e6, fabcoll::fans_in(args.coll) ? "" : " (not this collective)");
   std::printf("%-24s %14s %10s %8s %8s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment",
               "written", "exchange", "note");
   const Algorithm* chosen = nullptr;

@@ -67,16 +67,17 @@ struct CostModel {
   /// share for both, counted in bytes).
   double exchange_alpha = 1;
   double exchange_beta = 1;
-  /// W: a wake-up, the time a message of a synchronizing collective (every rank's result
-  /// depends on every rank's input: all-reduce, all-gather, reduce-scatter, all-to-all,
-  /// barrier) adds when its receiver is not exchanging: with ranks sharing cores the receiver
-  /// waits off its core (it yields to the other waiting ranks there) and must be switched back
-  /// in when the message lands. An exchange's receiver waits so too, and χα already holds that
-  /// (it is fitted to such steps); the rooted collectives (broadcast, reduce), called back to
-  /// back, let their receivers fall behind, so a message is there before its receiver looks.
-  /// p = 4 on 2 cores, fabcoll-calibrate --quick's timed collectives at 64 B: reduce + bcast's
-  /// four one-way hops took 25.0 µs, recursive doubling's two exchanges 13.8 and the binomial
-  /// broadcast's two hops 4.6; one α for every hop fitted reduce + bcast at −50%. Charged as
+  /// W: a wake-up, the time a message of a fan-in collective (fabcoll::fans_in: every one but
+  /// the broadcast and the scatter) adds when its receiver is not exchanging: with ranks
+  /// sharing cores the receiver waits off its core (it yields to the other waiting ranks there)
+  /// and must be switched back in when the message lands. An exchange's receiver waits so too,
+  /// and χα already holds that (it is fitted to such steps); the broadcast's and the scatter's
+  /// receivers each wait for one message, and in calls back to back it is there before they
+  /// look. p = 4 on 2 cores, fabcoll-calibrate --quick's timed collectives at 64 B: reduce +
+  /// bcast's four one-way hops took 25.0 µs, recursive doubling's two exchanges 13.8 and the
+  /// binomial broadcast's two hops 4.6; one α for every hop fitted reduce + bcast at −50%. The
+  /// binomial and naive reduces (full validation, 256 B – 25 KiB) took 1.3–2.3 times the model
+  /// without W, 0.96–1.05 times it with W. Charged as
   /// α + (1 − e)W per round (e: Algorithm::exchange_share) of an algorithm that is not
   /// pipelined (Algorithm::costed), fitted with α, β, ω and χ to the timed collectives where
   /// ranks share cores (fabcoll-calibrate); 0 (the texts' model) elsewhere and in the built-in

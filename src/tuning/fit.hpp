@@ -106,8 +106,8 @@ struct CostPoint {
   // The share of its a rounds whose messages lie above a protocol break (shm's single-copy
   // threshold): those cost the upper segment's α (CostFit::alpha_above), the same β.
   double above = 0;
-  // The rounds that wait for a wake-up (CostModel::wake): a(1 − e) for a synchronizing
-  // collective (fabcoll::synchronizing), 0 otherwise. A fourth parameter W, as α not scaled by χ.
+  // The rounds that wait for a wake-up (CostModel::wake): a(1 − e) for a fan-in collective
+  // (fabcoll::fans_in), 0 otherwise. A fourth parameter W, as α not scaled by χ.
   double w = 0;
 };
 

@@ -23,7 +23,7 @@
 //                  [kExchangeMin, kExchangeMax]; absent: 1),
 //                  "pull_fanout" (optional: φ, what each further receiver pulling the same
 //                  sender's buffer at once adds, as a multiple of beta n, >= 0; absent: 0),
-//                  "wake" (optional: W, what a one-way message of a synchronizing collective
+//                  "wake" (optional: W, what a one-way message of a fan-in collective
 //                  adds to alpha while its receiver waits off its core, seconds, >= 0;
 //                  absent: 0) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",

@@ -276,7 +276,7 @@ std::vector<CostPoint> cost_points(const CostModel& truth,
       q.m = truth;
       const double e = alg->exchange_share ? alg->exchange_share(q) : 0.0;
       pts.push_back({a, b, c, alg->predict(q), alg->written_share ? alg->written_share(q) : 0.0, e,
-                     0.0, synchronizing(alg->coll) ? a * (1 - e) : 0.0});
+                     0.0, fans_in(alg->coll) ? a * (1 - e) : 0.0});
     }
   }
   return pts;
@@ -327,7 +327,8 @@ TEST(Fit, CostPointsRecoverTheExchangeFactor) {
 }
 
 // W (CostModel::wake) with χ and ω: reduce + bcast is the one all-reduce whose rounds are
-// one-way, the broadcasts are rooted (no W) and the other all-reduces and all-gathers exchange,
+// one-way, as are the binomial and naive reduces; the broadcasts have none (fans_in) and the
+// other all-reduces and all-gathers exchange,
 // so times made with W = 2.5 µs (this machine's p = 4 fit: 2.2–3.0 µs) give back W, α, β, χ
 // and ω; with 2% noise W within 20%. Fitted without the column (w = 0), χ and α absorb it badly;
 // times without W give W = 0.
@@ -337,8 +338,8 @@ TEST(Fit, CostPointsRecoverTheWakeUp) {
     truth.written = 1.4;
     truth.exchange_alpha = truth.exchange_beta = 1.9;
     truth.wake = wake;
-    std::vector<CostPoint> pts =
-        cost_points(truth, {Collective::bcast, Collective::allreduce, Collective::allgather});
+    std::vector<CostPoint> pts = cost_points(truth, {Collective::bcast, Collective::reduce,
+                                                     Collective::allreduce, Collective::allgather});
     ASSERT_GE(pts.size(), 12u);
     const WrittenFit wf = fit_cost_points_written(pts, 10, kExchangeMin, kExchangeMax);
     EXPECT_NEAR(wf.fit.wake, wake, 1e-12) << wake;
@@ -1344,13 +1345,14 @@ TEST(TuningFile, WakeUpRoundTripsAndIsChecked) {
   EXPECT_NE(err.find("wake must be a number >= 0"), std::string::npos) << err;
 }
 
-// W is charged to the one-way rounds of the synchronizing collectives' whole-message algorithms
-// only: reduce + bcast's rounds (a from linear_cost_terms) each add W, the linear barrier's too,
-// recursive doubling's (all exchanges) none, nor the rooted broadcast's nor the pipelined
-// two-tree all-reduce's. At p = 4 with this machine's p = 4 shm fit (α 2.9 µs, χ 1.9, W 2.2
-// µs) it moves the barrier choice away from the binomial tree's one-way rounds, as measured there:
-// fabcoll-bench barrier, binomial 22.1–24.4 µs against the dissemination barrier's 12.4–14.1.
-TEST(Crossover, WakeUpChargesOneWayRoundsOfSynchronizingCollectives) {
+// W is charged to the one-way rounds of the fan-in collectives' whole-message algorithms only:
+// reduce + bcast's rounds (a from linear_cost_terms) each add W, the binomial reduce's and
+// barrier's too, recursive doubling's (all exchanges) none, nor the broadcast's nor the
+// pipelined two-tree all-reduce's. At p = 4 with this machine's p = 4 shm fit (α 2.9 µs, χ 1.9,
+// W 2.2 µs) it moves the barrier choice away from the binomial tree's one-way rounds, as measured
+// there: fabcoll-bench barrier, binomial 22.1–24.4 µs against the dissemination
+// barrier's 12.4–14.1.
+TEST(Crossover, WakeUpChargesOneWayRoundsOfFanInCollectives) {
   CostModel m{2.9e-6, 9.5e-11, 2.6e-11, 1.1e-7};
   m.exchange_alpha = m.exchange_beta = 1.9;
   CostModel w = m;
@@ -1369,6 +1371,10 @@ TEST(Crossover, WakeUpChargesOneWayRoundsOfSynchronizingCollectives) {
     EXPECT_NEAR(extra(Collective::allreduce, "reduce_bcast", n), a * w.wake, 1e-12) << n;
     EXPECT_NEAR(extra(Collective::allreduce, "recursive_doubling", n), 0, 1e-12) << n;
     EXPECT_NEAR(extra(Collective::bcast, "binomial", n), 0, 1e-12) << n;
+    EXPECT_NEAR(extra(Collective::scatter, "binomial", n), 0, 1e-12) << n;
+    ASSERT_TRUE(
+        linear_cost_terms(*find_algorithm(Collective::reduce, "binomial"), n, 4, m, a, b, c));
+    EXPECT_NEAR(extra(Collective::reduce, "binomial", n), a * w.wake, 1e-12) << n;
     EXPECT_NEAR(extra(Collective::allreduce, "two_tree", n), 0, 1e-12) << n;
   }
   double a = 0, b = 0, c = 0;

@@ -76,8 +76,8 @@ struct CostModel {
   /// look. p = 4 on 2 cores, fabcoll-calibrate --quick's timed collectives at 64 B: reduce +
   /// bcast's four one-way hops took 25.0 µs, recursive doubling's two exchanges 13.8 and the
   /// binomial broadcast's two hops 4.6; one α for every hop fitted reduce + bcast at −50%. The
-  /// binomial and naive reduces (full validation, 256 B – 25 KiB) took 1.3–2.3 times the model
-  /// without W, 0.96–1.05 times it with W. Charged as
+  /// binomial and naive reduces (a full validation, 256 B – 25 KiB) took 1.5–2.3 times the
+  /// model without W on them, 0.96–1.07 times it with (the same launch's W, 3.0 µs). Charged as
   /// α + (1 − e)W per round (e: Algorithm::exchange_share) of an algorithm that is not
   /// pipelined (Algorithm::costed), fitted with α, β, ω and χ to the timed collectives where
   /// ranks share cores (fabcoll-calibrate); 0 (the texts' model) elsewhere and in the built-in

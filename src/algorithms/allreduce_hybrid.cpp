@@ -204,9 +204,8 @@ tuning::Strategy hybrid_run_strategy(const Algorithm& alg, const CostQuery& q, b
   const bool pow2 = cube.power_of_two();
   const CostModel& base = q.m;
   tuning::Strategy s = tuning::theorem1_strategy(q.n, d, base);
-  const double wake = fans_in(alg.coll) ? base.wake : 0;
-  if (base.written == 1 && base.exchange_alpha == 1 && base.exchange_beta == 1 && wake == 0)
-    return s;
+  const bool wakes = base.wake > 0 && fans_in(alg.coll);
+  if (base.written == 1 && base.exchange_alpha == 1 && base.exchange_beta == 1 && !wakes) return s;
   CostModel m = base;
   // Which ranks share a CPU: ω on the written bytes that cross CPUs only (as placed_written_share).
   const Placement* placed =
@@ -216,7 +215,7 @@ tuning::Strategy hybrid_run_strategy(const Algorithm& alg, const CostQuery& q, b
     if (placed != nullptr && base.written != 1 && f > 0)
       f *= std::clamp(placed->written_across(alg, 0, static_cast<long>(s)), 0.0, 1.0);
     const double e = tuning::hybrid_exchange_share(s, q.n, d, pow2, returns, gathers);
-    m.alpha = base.alpha * (1 + e * (base.exchange_alpha - 1)) + (1 - e) * wake;
+    m.alpha = base.round_alpha(e, wakes);
     m.beta = base.beta * (1 + f * (base.written - 1)) * (1 + e * (base.exchange_beta - 1));
     s = tuning::theorem1_strategy(q.n, d, m);
   }

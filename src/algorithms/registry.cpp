@@ -108,14 +108,11 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   // packet's round (its share not in exchanges) it put the two-tree all-reduce 28-44% over its
   // measured time (p = 4 on 2 cores, 256 B - 64 KiB; 28% under to 18% over without).
   const bool wakes = m.wake > 0 && fans_in(coll) && optimal_k == nullptr;
-  if ((m.exchange_alpha != 1 || m.exchange_beta != 1 || wakes) && exchange_share != nullptr) {
-    const double e = std::clamp(exchange_share(q), 0.0, 1.0);
-    m.alpha *= 1 + e * (m.exchange_alpha - 1);
-    m.beta *= 1 + e * (m.exchange_beta - 1);
-    if (wakes) m.alpha += (1 - e) * m.wake;
-  } else if (wakes) {
-    m.alpha += m.wake;  // no exchanges: every round waits for its receiver
-  }
+  const double e = (m.exchange_alpha != 1 || m.exchange_beta != 1 || wakes) && exchange_share
+                       ? std::clamp(exchange_share(q), 0.0, 1.0)
+                       : 0.0;
+  m.alpha = m.round_alpha(e, wakes);
+  m.beta *= 1 + e * (m.exchange_beta - 1);
   m.written = 1;
   m.exchange_alpha = m.exchange_beta = 1;
   m.wake = 0;

@@ -101,6 +101,11 @@ struct CostModel {
   const Placement* placement = nullptr;
 
   [[nodiscard]] double send_overhead() const { return overhead >= 0 ? overhead : alpha; }
+  /// α of a round whose share e is spent in exchanges: α(1 + e(χα − 1)), plus (1 − e)W where
+  /// its receiver waits for a wake-up (wakes: a fan-in collective's algorithm, not pipelined).
+  [[nodiscard]] double round_alpha(double e, bool wakes) const {
+    return alpha * (1 + e * (exchange_alpha - 1)) + (wakes ? (1 - e) * wake : 0.0);
+  }
   [[nodiscard]] double send_gap() const { return gap >= 0 ? gap : beta; }
 };
 

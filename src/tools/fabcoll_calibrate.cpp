@@ -32,6 +32,7 @@
 //                 crossover; time = median over samples of the slowest rank's time per call in
 //                 a batch of calls with a moving root (time_candidates says why); then the
 //                 ping-pong once more, its drift against the first reported.
+#include <hwloc.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -78,6 +79,19 @@ using fabcoll::Collective;
 namespace tuning = fabcoll::tuning;
 
 double now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+/// The size of the first L2 cache hwloc reports (bytes), 0 when it reports none.
+double l2_cache_bytes() {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return 0;
+  double bytes = 0;
+  if (hwloc_topology_load(topo) == 0) {
+    const hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_L2CACHE, 0);
+    if (o != nullptr && o->attr != nullptr) bytes = static_cast<double>(o->attr->cache.size);
+  }
+  hwloc_topology_destroy(topo);
+  return bytes;
+}
 
 [[noreturn]] void die(const std::string& what, int rc) {
   std::fprintf(stderr, "fabcoll-calibrate: %s: %s (%s)\n", what.c_str(), fc_strerror(rc),
@@ -915,6 +929,12 @@ int main(int argc, char** argv) {
                  "to timed non-pipelined bcast, all-reduce, all-gather runs; default) or 'pairs' "
                  "(the concurrent pairs of --all-pairs)")
       ->check(CLI::IsMember({"collectives", "pairs"}));
+  double large_from = -1;
+  app.add_option("--large-from", large_from,
+                 "with more ranks than cores, whole messages from this many bytes get a beta of "
+                 "their own, fitted beside the other (beta beyond the cache); default: the L2 "
+                 "cache size (hwloc) over the ranks per core; 0: none")
+      ->check(CLI::NonNegativeNumber);
   bool no_validate = false;
   app.add_flag("--no-validate", no_validate,
                "skip the validation phase (measure and fit only: slow links, scripted runs)");
@@ -1023,6 +1043,14 @@ int main(int argc, char** argv) {
   std::vector<FanoutRun> fanout_runs;
   const char* fanout_env = std::getenv("FABCOLL_CALIBRATE_TEST_FANOUT");
   const bool test_fanout = fanout_env != nullptr && std::string(fanout_env) == "1";
+  // β beyond the cache (CostModel::large_from), with more ranks than cores: from the L2 size
+  // over the ranks that share it (--large-from sets it; rank 0's, so that all fit alike).
+  double large_bytes = 0;
+  if (layout > 0) {
+    large_bytes = large_from >= 0 ? large_from
+                                  : l2_cache_bytes() / std::ceil(static_cast<double>(p) / cores);
+    check(fc_bcast(&large_bytes, 1, FC_DOUBLE, 0, world), "bcast");
+  }
   // A machine that changes speed within a run (this VM: README, "Which ranks share a core")
   // leaves a model fitted in one mode and validated in another. Each attempt ends with the
   // ping-pong and the written-data probe timed again; where either moved, the whole of it
@@ -1229,11 +1257,17 @@ int main(int argc, char** argv) {
       const bool broken = pull > 0;
       std::vector<double> sizes{smallest, 2048.0, 32768.0, static_cast<double>(top)};
       if (broken) sizes.insert(sizes.begin() + 3, 98304.0);
+      // β beyond the cache (CostModel::large_from): one more size, twice the threshold, whose
+      // whole messages lie beyond it (the threshold above the sizes before and that size at
+      // most 4 MiB; else none).
+      const bool large = large_bytes > top && 2 * large_bytes <= 4.0 * (1 << 20);
+      if (large) sizes.push_back(2 * large_bytes);
       std::vector<double> breaks{broken ? pull : 0.0};
       if (!broken)
         for (std::size_t i = 1; i + 1 < sizes.size(); ++i) breaks.push_back(sizes[i]);
       std::vector<std::vector<tuning::CostPoint>> trains(breaks.size());
-      std::vector<double> a(top * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
+      const auto largest = static_cast<std::size_t>(sizes.back());
+      std::vector<double> a(largest * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
           b(a.size(), 0.0);
       // The reduce since W (CostModel::wake): its binomial and naive algorithms are the fan-in
       // collectives' one-way rounds beside reduce + bcast's (fans_in).
@@ -1279,8 +1313,13 @@ int main(int argc, char** argv) {
                 alg->exchange_share ? std::clamp(alg->exchange_share(fq), 0.0, 1.0) : 0.0;
             // Its rounds that wait for a wake-up, as Algorithm::costed charges W.
             const double w = fabcoll::fans_in(c) ? ua * (1 - e) : 0.0;
+            // Its bytes in whole messages beyond the cache, as tuning::segment_k mixes β.
+            const double big =
+                large && n >= large_bytes
+                    ? fabcoll::sim_break_shares(*alg, p, n, large_bytes, -1).beta
+                    : 0.0;
             pts.push_back(
-                {ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0, w});
+                {ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0, w, big});
             point_above.push_back(std::move(above));
           }
           if (cands.empty()) continue;
@@ -1321,6 +1360,12 @@ int main(int argc, char** argv) {
       lp.model.written = wf.omega;
       lp.model.exchange_alpha = lp.model.exchange_beta = wf.chi;
       lp.model.wake = cf.wake;
+      bool any_large = false;
+      for (const auto& pt : train) any_large = any_large || pt.large > 0;
+      if (any_large && cf.beta_large > 0) {
+        lp.model.large_from = large_bytes;
+        lp.model.beta_large = cf.beta_large;
+      }
       lp.break_bytes = breaks[kept];
       lp.alpha_above = lp.break_bytes > 0 ? std::max(1e-9, cf.alpha_above) : lp.model.alpha;
       lp.beta_above = lp.model.beta;
@@ -1677,6 +1722,9 @@ int main(int argc, char** argv) {
         link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.model.overhead,
         lp.model.gap, lp.r2, lp.model.written, lp.model.exchange_alpha, lp.model.exchange_beta);
     if (lp.model.wake > 0) std::printf(", wake-up W = %.3g s", lp.model.wake);
+    if (lp.model.has_large())
+      std::printf(", whole messages from %.0f B (beyond the cache): beta = %.3g s/B (x%.2f)",
+                  lp.model.large_from, lp.model.beta_large, lp.model.beta_large / lp.model.beta);
     if (lp.break_bytes > 0)
       std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
                   lp.alpha_above, lp.beta_above);
@@ -1833,11 +1881,11 @@ int main(int argc, char** argv) {
       if (!train.empty()) {
         // The oversubscribed fit's runs (3b): t ≈ a α + b β (1 + f(ω − 1)) χ-scaled + c.
         std::ofstream csv(report_dir + "/training.csv");
-        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w\n";
+        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w,large\n";
         for (std::size_t i = 0; i < train.size(); ++i)
           csv << train_names[i] << ',' << train[i].a << ',' << train[i].b << ',' << train[i].c
               << ',' << train[i].f << ',' << train[i].e << ',' << train[i].above << ','
-              << train[i].t << ',' << train[i].w << '\n';
+              << train[i].t << ',' << train[i].w << ',' << train[i].large << '\n';
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");
@@ -1868,8 +1916,8 @@ int main(int argc, char** argv) {
          << ".\n\n"
          << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | o (µs) | G (ns/B) "
             "| R² | break (B) | α above (µs) | β above (ns/B) | ω (written data) | χα, χβ "
-            "(exchanges) | W (µs) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
-            "| --- | --- | --- |\n"
+            "(exchanges) | W (µs) | β beyond the cache (ns/B, from) |\n| --- | --- | --- | --- "
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
          << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores, mapping) + ")" : "")
          << " | " << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9)
          << " | " << fmt("%.2f", 1e-9 / lp.model.beta) << " | "
@@ -1879,6 +1927,10 @@ int main(int argc, char** argv) {
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9) << " | "
          << fmt("%.2f", lp.model.written) << " | " << fmt("%.2f", lp.model.exchange_alpha) << ", "
          << fmt("%.2f", lp.model.exchange_beta) << " | " << fmt("%.3f", lp.model.wake * 1e6)
+         << " | "
+         << (lp.model.has_large() ? fmt("%.4f", lp.model.beta_large * 1e9) + ", " +
+                                        fmt("%.0f", lp.model.large_from) + " B"
+                                  : std::string("none"))
          << " |\n\nω: data its sender wrote within the collective (received, combined, "
             "copied) costs βω per byte; measured by the ping-pong bouncing a buffer, each "
             "round trip right after an untouched one, from "
@@ -1904,6 +1956,10 @@ int main(int argc, char** argv) {
                    "broadcast and the scatter) waits for its receiver to be "
                    "switched back onto its core, and costs α + W; fitted with α, β, ω and χ to the "
                    "timed collectives (training.csv, column w: such rounds of each run)."
+                   "\n\nβ beyond the cache: whole messages from the L2 size over the ranks per "
+                   "core (--large-from) cost their own β per byte; fitted with the others to "
+                   "the timed collectives, one size of which lies beyond (training.csv, column "
+                   "large: the share of each run's bytes in such messages)."
                  : "")
          << fanout_text
          << "\n\n![ping-pong](pingpong.png)\n\n## Reduction "

@@ -128,6 +128,11 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "scatter) adds a wake-up of %.3g us, its receiver switched "
         "back onto a core it shares: alpha + (1 - exchange) W a round%s\n",
         m.wake * 1e6, fabcoll::fans_in(args.coll) ? "" : " (not this collective)");
+  if (m.has_large())
+    std::printf(
+        "# beyond the cache: whole messages (or packets) of %.0f B and more cost beta = %.3g "
+        "s/B (x%.2f); an algorithm's beta is mixed by the share of its bytes in them\n",
+        m.large_from, m.beta_large, m.beta_large / m.beta);
   std::printf("%-24s %14s %10s %8s %8s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment",
               "written", "exchange", "note");
   const Algorithm* chosen = nullptr;

@@ -93,6 +93,19 @@ struct CostModel {
   /// (pull_bytes) cost the sender o alone. Calibration measures it (bursts of 8 KiB against
   /// 8-byte sends), for messages below the link's break only (above it: G = β).
   double gap = -1;
+  /// β beyond the cache: a whole message of at least large_from bytes costs beta_large per
+  /// byte in place of β (large_from 0: none, the texts' one β). With ranks sharing cores the
+  /// copies of such messages leave the core's cache (its L2, shared by the ranks on it):
+  /// p = 4 on 2 cores (L2 1 MiB per core), fabcoll-calibrate's full validations measured whole
+  /// messages of 0.9–1 MiB at 1.4–1.9 times the model (the binomial broadcast and reduce),
+  /// where messages of up to 384 KiB fitted; packets and smaller pieces of the same n did not
+  /// (the linear pipeline 0.7 times). An algorithm is costed with β mixed from the two by the
+  /// share of its critical path's bytes in such messages (tuning::segment_k, the sim's
+  /// shares as for a protocol break); a pipelined one by its packet. Fitted with α, β, ω, χ
+  /// and W to the timed collectives where ranks share cores (fabcoll-calibrate), from
+  /// large_from = the L2 size over the ranks per core; not set elsewhere.
+  double large_from = 0;
+  double beta_large = 0;
 
   /// Which ranks share a CPU (ranks outnumbering cores, each pinned to one), or nullptr: every
   /// rank on a CPU of its own, or not known. With it ω is charged only to written data that
@@ -107,6 +120,8 @@ struct CostModel {
     return alpha * (1 + e * (exchange_alpha - 1)) + (wakes ? (1 - e) * wake : 0.0);
   }
   [[nodiscard]] double send_gap() const { return gap >= 0 ? gap : beta; }
+  /// Whether β beyond the cache applies (large_from and beta_large set).
+  [[nodiscard]] bool has_large() const { return large_from > 0 && beta_large > 0; }
 };
 
 /// A link with a protocol break: messages (and packets) of fewer than break_bytes cost

@@ -84,8 +84,11 @@ double mean_message_bytes(const Algorithm& alg, double n, int p, const CostModel
   return alg.mean_message(q);
 }
 
-PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
-                       const CostModel& above, double break_bytes) {
+namespace {
+
+// segment_k before β beyond the cache (CostModel::large_from), which with_large applies.
+PacketChoice segment_k_of(const Algorithm& alg, double n, int p, const CostModel& below,
+                          const CostModel& above, double break_bytes) {
   if (alg.optimal_k == nullptr && break_bytes > 0) {
     // Whole messages: the segment that holds the algorithm's own messages. A model that holds
     // its mean message (bytes / latencies on the critical path, under that model) fits; when
@@ -132,6 +135,49 @@ PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& b
     }
   }
   return best;
+}
+
+// β beyond the cache: a pipelined algorithm's packets at or above large_from cost beta_large;
+// a whole-message algorithm's β is mixed by the share of its critical path's bytes in messages
+// at or above it (the sim's, as for a break; past kSimStepsMaxP by its mean message).
+PacketChoice with_large(const Algorithm& alg, double n, int p, PacketChoice c) {
+  const CostModel& m = c.m;
+  if (!m.has_large() || !(n >= m.large_from)) return c;
+  if (alg.optimal_k != nullptr) {
+    // Its k was chosen under β: packets that reach large_from cost beta_large, or as many more
+    // packets as keep them below it, whichever is cheaper.
+    if (std::ceil(n / std::max(c.k, 1.0)) < m.large_from) return c;
+    PacketChoice big = c, small = c;
+    big.m.beta = m.beta_large;
+    small.k = std::min(std::max(1.0, std::floor(n)), std::floor(n / m.large_from) + 1);
+    const auto cost = [&](const PacketChoice& x) {
+      CostQuery q = query(n, p, x.m);
+      q.k = x.k;
+      return alg.predict(q);
+    };
+    return std::ceil(n / small.k) < m.large_from && cost(small) < cost(big) ? small : big;
+  }
+  double share = 0;
+  if (p >= 2 && p <= kSimStepsMaxP) {
+    CostQuery q = query(n, p, m);
+    q.k = 1;
+    const long strategy = alg.strategy != nullptr ? static_cast<long>(alg.strategy(q)) : -1;
+    share = sim_break_shares(alg, p, n, m.large_from, strategy).beta;
+  } else {
+    share = mean_message_bytes(alg, n, p, m) >= m.large_from ? 1.0 : 0.0;
+  }
+  if (share >= 1)
+    c.m.beta = m.beta_large;
+  else if (share > 0)
+    c.m.beta = m.beta + share * (m.beta_large - m.beta);
+  return c;
+}
+
+}  // namespace
+
+PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
+                       const CostModel& above, double break_bytes) {
+  return with_large(alg, n, p, segment_k_of(alg, n, p, below, above, break_bytes));
 }
 
 double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& link) {

@@ -150,13 +150,15 @@ bool floor_upper_alpha(PiecewiseFit& pf, std::span<const Point> pts, Weighting w
 CostFit fit_cost_points(std::span<const CostPoint> pts) {
   CostFit f;
   f.points = pts.size();
-  // Columns: α's rounds below the break, α's rounds above it, β's bytes, the wake-ups.
-  constexpr int kParams = 4;
+  // Columns: α's rounds below the break, α's rounds above it, β's bytes, the wake-ups, the
+  // bytes beyond the cache.
+  constexpr int kParams = 5;
   const auto column = [](const CostPoint& p, int j) {
     if (j == 0) return p.a * (1 - p.above);
     if (j == 1) return p.a * p.above;
-    if (j == 2) return p.b;
-    return p.w;
+    if (j == 2) return p.b * (1 - p.large);
+    if (j == 3) return p.w;
+    return p.b * p.large;
   };
   double ata[kParams][kParams] = {}, aty[kParams] = {};
   for (const CostPoint& p : pts) {
@@ -228,8 +230,15 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
     }
   f.alpha = any_below || !any_above ? best[0] : best[1];
   f.alpha_above = any_above ? best[1] : f.alpha;
-  f.beta = best[2];
+  bool any_large = false, any_small = false;
+  for (const CostPoint& p : pts)
+    if (p.t > 0 && p.b != 0) {
+      if (p.large > 0) any_large = true;
+      if (p.large < 1) any_small = true;
+    }
+  f.beta = any_small || !any_large ? best[2] : best[4];
   f.wake = best[3];
+  f.beta_large = any_large ? best[4] : f.beta;
   double sw = 0, st = 0;
   for (const CostPoint& p : pts)
     if (p.t > 0) {
@@ -240,7 +249,8 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
   double stt = 0;
   for (const CostPoint& p : pts) {
     const double r = p.t - ((f.alpha * (1 - p.above) + f.alpha_above * p.above) * p.a +
-                            p.b * f.beta + p.w * f.wake + p.c);
+                            p.b * (f.beta * (1 - p.large) + f.beta_large * p.large) +
+                            p.w * f.wake + p.c);
     f.residuals.push_back(r);
     f.rel_residuals.push_back(p.t != 0 ? r / p.t : 0.0);
     if (p.t > 0) {

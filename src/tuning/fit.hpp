@@ -109,6 +109,9 @@ struct CostPoint {
   // The rounds that wait for a wake-up (CostModel::wake): a(1 − e) for a fan-in collective
   // (fabcoll::fans_in), 0 otherwise. A fourth parameter W, as α not scaled by χ.
   double w = 0;
+  // The share of its b bytes in whole messages of at least CostModel::large_from (the sim's
+  // share of the critical path's bytes): those cost β beyond the cache (CostFit::beta_large).
+  double large = 0;
 };
 
 /// α, β of the collectives themselves: weighted (relative) least squares of t − c ≈ a α + b β
@@ -120,6 +123,8 @@ struct CostPoint {
 /// parameter, β shared: the break of CostModel's LinkModel where only the per-message cost
 /// changes); with no round above alpha_above = alpha, and with none below alpha =
 /// alpha_above. Its wake-ups w are a fourth, at wake (CostModel::wake; 0 when no point has any).
+/// Its bytes b are b(1 − large) at beta and b·large at beta_large, a fifth (CostModel::
+/// beta_large; = beta where no point has any).
 ///
 /// Non-negative: the least-SSE solution over every subset of the parameters (the others held
 /// at 0) whose solution is non-negative, which is the non-negative least-squares optimum. With
@@ -128,6 +133,7 @@ struct CostPoint {
 struct CostFit : LinearFit {
   double alpha_above = 0;
   double wake = 0;  // W, from the points' w (CostPoint::w); 0 where every w is 0
+  double beta_large = 0;  // from the points' large bytes (CostPoint::large); beta where none
 };
 CostFit fit_cost_points(std::span<const CostPoint> pts);
 

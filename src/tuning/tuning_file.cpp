@@ -65,6 +65,10 @@ std::string to_json_text(const TuningFile& f) {
     link["exchange_alpha"] = l.model.exchange_alpha;
     link["exchange_beta"] = l.model.exchange_beta;
     if (l.model.wake > 0) link["wake"] = l.model.wake;
+    if (l.model.has_large()) {
+      link["large_from"] = l.model.large_from;
+      link["beta_large"] = l.model.beta_large;
+    }
     j["links"].push_back(std::move(link));
   }
   j["gamma"] = json::array();
@@ -179,6 +183,23 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
       if (!(p.model.wake >= 0) || !std::isfinite(p.model.wake)) {
         error = "link " + p.link_class + ": wake must be a number >= 0";
         return std::nullopt;
+      }
+      // β beyond the cache (optional, absent where not fitted): both keys or neither.
+      if (l.contains("large_from") || l.contains("beta_large")) {
+        const auto positive = [&](const char* key, double& out) {
+          const auto it = l.find(key);
+          if (it == l.end() || !it->is_number() || !(it->get<double>() > 0) ||
+              !std::isfinite(it->get<double>()))
+            return false;
+          out = it->get<double>();
+          return true;
+        };
+        if (!positive("large_from", p.model.large_from) ||
+            !positive("beta_large", p.model.beta_large)) {
+          error = "link " + p.link_class +
+                  ": large_from and beta_large must both be given, as numbers > 0";
+          return std::nullopt;
+        }
       }
       if (p.local_ranks < 0) {
         error = "link " + p.link_class + ": negative local_ranks";
@@ -418,10 +439,10 @@ std::string format_link_model(const LinkModel& l) {
   char text[512];
   std::snprintf(text, sizeof text,
                 "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-                "%.17g %.17g %.17g",
+                "%.17g %.17g %.17g %.17g %.17g",
                 m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
                 m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
-                l.above.beta, m.gap, l.above.gap, m.wake);
+                l.above.beta, m.gap, l.above.gap, m.wake, m.large_from, m.beta_large);
   return text;
 }
 
@@ -429,10 +450,12 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   LinkModel l;
   CostModel& m = l.below;
   int used = 0;
-  if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg%n",
+  if (std::sscanf(text.c_str(),
+                  "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg%n",
                   &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
                   &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
-                  &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &m.wake, &used) != 16 ||
+                  &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &m.wake, &m.large_from,
+                  &m.beta_large, &used) != 18 ||
       used <= 0)
     return 0;
   // The numbers end at the end of the line or at a space: "… 1.1x" is garbled, not 1.1.
@@ -440,7 +463,7 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   if (end < text.size() && text[end] != ' ') return 0;
   while (end < text.size() && text[end] == ' ') ++end;
   const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap;
-  l.above = m;  // γ, o, δ, ω, χ, W and the pull threshold are the link's, in both segments
+  l.above = m;  // γ, o, δ, ω, χ, W, β beyond the cache and the pull threshold: the link's
   l.above.alpha = above_alpha;
   l.above.beta = above_beta;
   l.above.gap = above_gap;

@@ -25,7 +25,10 @@
 //                  sender's buffer at once adds, as a multiple of beta n, >= 0; absent: 0),
 //                  "wake" (optional: W, what a one-way message of a fan-in collective
 //                  adds to alpha while its receiver waits off its core, seconds, >= 0;
-//                  absent: 0) } ],
+//                  absent: 0),
+//                  "large_from", "beta_large" (optional, both or neither: β beyond the
+//                  cache, what a whole message of at least large_from bytes costs per byte
+//                  in place of beta, both > 0; absent: none) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",
 //                "datatype": "byte", "gamma" }: δ, a local memcpy per byte),
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],

@@ -359,6 +359,54 @@ TEST(Fit, CostPointsRecoverTheWakeUp) {
   }
 }
 
+// β beyond the cache (CostModel::large_from, beta_large): times made at p = 4 with whole
+// messages from 512 KiB at 1.5 β (this machine's fit: 1.24 times), bcast, reduce, all-reduce
+// and all-gather at the sizes fabcoll-calibrate times with 1 MiB added, each point marked with
+// the sim's share of its bytes in such messages (as segment_k mixes β), give back α, β and
+// beta_large; with 2% noise beta_large within 10%. Without the marks the fit is worse; with no
+// point beyond, beta_large = β.
+TEST(Fit, CostPointsRecoverBetaBeyondTheCache) {
+  const double from = 524288;
+  CostModel truth{3e-6, 1.2e-10, 2.5e-11};
+  std::vector<CostPoint> pts;
+  std::vector<CostPoint> small;
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+    if (alg->coll != Collective::bcast && alg->coll != Collective::reduce &&
+        alg->coll != Collective::allreduce && alg->coll != Collective::allgather)
+      continue;
+    for (double n : {64.0, 2048.0, 32768.0, 393216.0, 1048576.0}) {
+      double a = 0, b = 0, c = 0;
+      if (!linear_cost_terms(*alg, n, 4, truth, a, b, c)) continue;
+      const double share = n >= from ? sim_break_shares(*alg, 4, n, from, -1).beta : 0.0;
+      CostQuery q;
+      q.n = n;
+      q.p = 4;
+      q.k = 1;
+      q.m = truth;
+      q.m.beta = truth.beta * (1 + 0.5 * share);
+      pts.push_back({a, b, c, alg->predict(q), 0, 0, 0, 0, share});
+      if (n < from) small.push_back(pts.back());
+    }
+  }
+  ASSERT_GE(pts.size(), 40u);
+  bool mixed = false;
+  for (const CostPoint& p : pts) mixed = mixed || (p.large > 0 && p.large < 1);
+  EXPECT_TRUE(mixed);  // Rabenseifner's n/2 and n/4 at 1 MiB: some bytes beyond, some not
+  const CostFit f = fit_cost_points(pts);
+  EXPECT_NEAR(f.alpha / truth.alpha, 1.0, 1e-6);
+  EXPECT_NEAR(f.beta / truth.beta, 1.0, 1e-6);
+  EXPECT_NEAR(f.beta_large / (1.5 * truth.beta), 1.0, 1e-6);
+  std::vector<CostPoint> blind = pts;
+  for (CostPoint& p : blind) p.large = 0;
+  EXPECT_GT(fit_cost_points(blind).sse, 1e-3);
+  EXPECT_EQ(fit_cost_points(small).beta_large, fit_cost_points(small).beta);
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0.0, 0.02);
+  for (CostPoint& p : pts) p.t *= 1 + noise(rng);
+  EXPECT_NEAR(fit_cost_points(pts).beta_large / (1.5 * truth.beta), 1.0, 0.1);
+}
+
 // The oversubscribed fit's break at shm's single-copy threshold: the share of a point's rounds
 // whose messages reach it (on the sim) pay α_above (β shared). Times made so at p = 4, bcast,
 // all-reduce and all-gather at the sizes fabcoll-calibrate times (with 96 KiB), give back α,
@@ -847,6 +895,50 @@ TEST(Crossover, WholeMessagesAreCostedWithTheSegmentThatHoldsThem) {
 // of its bytes are above; recursive doubling's n all above or all below. (The whole-message
 // rule, by the mean message 3n/8, charged it the lower α at 64 KiB, where a p = 4 shm
 // validation measured it 34% over its prediction.)
+// β beyond the cache in the selector (segment_k): the binomial broadcast's whole 1 MiB
+// messages cost beta_large, Rabenseifner's all-reduce (n/2 and n/4 at p = 4, 512 KiB at or
+// beyond 512 KiB) β mixed by the sim's share of its bytes, the same n below large_from and a
+// model without it as before; a pipeline's packets below it keep β, and packets that would
+// reach it are cut smaller or cost beta_large, whichever is cheaper.
+TEST(Crossover, BetaBeyondTheCacheByTheShareOfBytes) {
+  const Algorithm* bin = find_algorithm(Collective::bcast, "binomial");
+  const Algorithm* rab = find_algorithm(Collective::allreduce, "rabenseifner");
+  const Algorithm* lin = find_algorithm(Collective::bcast, "linear_pipeline");
+  for (const Algorithm* a : {bin, rab, lin}) ASSERT_NE(a, nullptr);
+  CostModel m{3e-6, 1.2e-10, 2.5e-11, 2e-7};
+  CostModel big = m;
+  big.large_from = 524288;
+  big.beta_large = 1.8e-10;
+  ASSERT_TRUE(big.has_large());
+  EXPECT_EQ(segment_k(*bin, 1048576, 4, big, big, 0).m.beta, 1.8e-10);
+  EXPECT_EQ(segment_k(*bin, 393216, 4, big, big, 0).m.beta, 1.2e-10);
+  EXPECT_EQ(segment_k(*bin, 1048576, 4, m, m, 0).m.beta, 1.2e-10);
+  const double share = sim_break_shares(*rab, 4, 1048576, 524288, -1).beta;
+  EXPECT_GT(share, 0.3);
+  EXPECT_LT(share, 0.9);
+  EXPECT_NEAR(segment_k(*rab, 1048576, 4, big, big, 0).m.beta, 1.2e-10 + share * 0.6e-10, 1e-20);
+  const LinkModel link = LinkModel::uniform(big);
+  EXPECT_GT(algorithm_cost(*bin, 1048576, 4, link), algorithm_cost(*bin, 1048576, 4,
+                                                                   LinkModel::uniform(m)));
+  // The linear pipeline at 1 MiB: packets far below 512 KiB, β as it was.
+  const PacketChoice lp = segment_k(*lin, 1048576, 4, big, big, 0);
+  EXPECT_LT(std::ceil(1048576 / lp.k), 524288);
+  EXPECT_EQ(lp.m.beta, 1.2e-10);
+  // With α large against β its k is small: packets of at least 512 KiB at 4 MiB cost
+  // beta_large unless cutting them below it is cheaper; either way not β at 512 KiB packets.
+  CostModel slow = big;
+  slow.alpha = 2e-3;
+  const PacketChoice few = segment_k(*lin, 4194304, 4, slow, slow, 0);
+  if (std::ceil(4194304 / few.k) >= 524288)
+    EXPECT_EQ(few.m.beta, 1.8e-10);
+  else
+    EXPECT_EQ(few.m.beta, 1.2e-10);
+  CostModel flat = slow;
+  flat.large_from = 0;
+  const PacketChoice before = segment_k(*lin, 4194304, 4, flat, flat, 0);
+  EXPECT_GE(std::ceil(4194304 / before.k), 524288);  // so the rule above was exercised
+}
+
 TEST(Crossover, WholeMessagesOnBothSidesMixTheSegments) {
   const double brk = 32768;
   const Algorithm* rab = find_algorithm(Collective::allreduce, "rabenseifner");
@@ -1136,6 +1228,8 @@ void expect_same_link(const LinkModel& got, const LinkModel& want) {
     EXPECT_EQ(g.exchange_beta, w.exchange_beta);
     EXPECT_EQ(g.gap, w.gap);
     EXPECT_EQ(g.wake, w.wake);
+    EXPECT_EQ(g.large_from, w.large_from);
+    EXPECT_EQ(g.beta_large, w.beta_large);
   }
   EXPECT_EQ(got.break_bytes, want.break_bytes);
 }
@@ -1150,6 +1244,8 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   m.written_from = 16384;
   m.gap = 3e-11;
   m.wake = 2.25e-6;
+  m.large_from = 524288;
+  m.beta_large = 1.75e-10;
   l.break_bytes = 65536;
   l.above = m;
   l.above.alpha = 4.5e-6;
@@ -1343,6 +1439,42 @@ TEST(TuningFile, WakeUpRoundTripsAndIsChecked) {
   EXPECT_FALSE(parse_tuning(replaced(text, entry, "\"wake\": \"x\""), err));
   EXPECT_FALSE(parse_tuning(replaced(text, entry, "\"wake\": -1e-06"), err));
   EXPECT_NE(err.find("wake must be a number >= 0"), std::string::npos) << err;
+}
+
+// β beyond the cache travels in the link entry ("large_from", "beta_large", written only when
+// fitted) into both segments' models; absent means none; one without the other, zero or not a
+// number is rejected.
+TEST(TuningFile, BetaBeyondTheCacheRoundTripsAndIsChecked) {
+  TuningFile f = sample();
+  f.links[1].model.large_from = 524288;
+  f.links[1].model.beta_large = 1.5e-10;
+  const std::string text = to_json_text(f);
+  std::string err;
+  const auto g = parse_tuning(text, err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(to_json_text(*g), text);
+  for (const double at : {0.0, double(1 << 20)}) {  // both segments
+    EXPECT_EQ(model_for(*g, "ofi/sockets", at).large_from, 524288);
+    EXPECT_EQ(model_for(*g, "ofi/sockets", at).beta_large, 1.5e-10);
+  }
+  EXPECT_FALSE(model_for(*g, "shm").has_large());
+  const std::string from = "\"large_from\": 524288.0", beta = "\"beta_large\": 1.5e-10";
+  ASSERT_NE(text.find(from), std::string::npos) << text;
+  ASSERT_NE(text.find(beta), std::string::npos) << text;
+  const auto h = parse_tuning(replaced(replaced(text, from, "\"r2_more\": 1.0"), beta,
+                                       "\"r2_less\": 1.0"),
+                              err);
+  ASSERT_TRUE(h) << err;
+  EXPECT_FALSE(model_for(*h, "ofi/sockets").has_large());
+  for (const auto& [what, with] : {std::pair{from, std::string("\"r2_more\": 1.0")},
+                                   std::pair{beta, std::string("\"r2_more\": 1.0")},
+                                   std::pair{beta, std::string("\"beta_large\": 0")},
+                                   std::pair{from, std::string("\"large_from\": \"x\"")},
+                                   std::pair{beta, std::string("\"beta_large\": -1e-10")}}) {
+    err.clear();
+    EXPECT_FALSE(parse_tuning(replaced(text, what, with), err)) << with;
+    EXPECT_NE(err.find("large_from and beta_large must both be given"), std::string::npos) << err;
+  }
 }
 
 // W is charged to the one-way rounds of the fan-in collectives' whole-message algorithms only:

@@ -931,9 +931,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"collectives", "pairs"}));
   double large_from = -1;
   app.add_option("--large-from", large_from,
-                 "with more ranks than cores, whole messages from this many bytes get a beta of "
-                 "their own, fitted beside the other (beta beyond the cache); default: the L2 "
-                 "cache size (hwloc) over the ranks per core; 0: none")
+                 "with more ranks than cores on shm, whole messages from this many bytes get a "
+                 "beta of their own, fitted beside the other (beta beyond the cache); default: "
+                 "the L2 cache size (hwloc) over the ranks per core; 0: none")
       ->check(CLI::NonNegativeNumber);
   bool no_validate = false;
   app.add_flag("--no-validate", no_validate,
@@ -1043,10 +1043,14 @@ int main(int argc, char** argv) {
   std::vector<FanoutRun> fanout_runs;
   const char* fanout_env = std::getenv("FABCOLL_CALIBRATE_TEST_FANOUT");
   const bool test_fanout = fanout_env != nullptr && std::string(fanout_env) == "1";
-  // β beyond the cache (CostModel::large_from), with more ranks than cores: from the L2 size
-  // over the ranks that share it (--large-from sets it; rank 0's, so that all fit alike).
+  // β beyond the cache (CostModel::large_from), with more ranks than cores inside a node
+  // (shm): from the L2 size over the ranks that share it (--large-from sets it; rank 0's, so
+  // that all fit alike). Not over the fabric: p = 4 sockets on 2 cores fitted it at 1.5-2.1
+  // times β, which moved the broadcast's crossovers from the binomial tree to the pipelines
+  // at 512-740 KiB, where the model overstates the pipelines' time (+36 to +123%); three
+  // launches then had regrets of 14-49% at 262 KiB - 1 MiB, against 0-7% there without it.
   double large_bytes = 0;
-  if (layout > 0) {
+  if (layout > 0 && link == "shm") {
     large_bytes = large_from >= 0 ? large_from
                                   : l2_cache_bytes() / std::ceil(static_cast<double>(p) / cores);
     check(fc_bcast(&large_bytes, 1, FC_DOUBLE, 0, world), "bcast");

@@ -102,8 +102,8 @@ struct CostModel {
   /// (the linear pipeline 0.7 times). An algorithm is costed with β mixed from the two by the
   /// share of its critical path's bytes in such messages (tuning::segment_k, the sim's
   /// shares as for a protocol break); a pipelined one by its packet. Fitted with α, β, ω, χ
-  /// and W to the timed collectives where ranks share cores (fabcoll-calibrate), from
-  /// large_from = the L2 size over the ranks per core; not set elsewhere.
+  /// and W to the timed collectives where ranks share cores inside a node (fabcoll-calibrate,
+  /// shm), from large_from = the L2 size over the ranks per core; not set elsewhere.
   double large_from = 0;
   double beta_large = 0;
 

@@ -113,9 +113,16 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
                        : 0.0;
   m.alpha = m.round_alpha(e, wakes);
   m.beta *= 1 + e * (m.exchange_beta - 1);
+  // κ: a broadcast's packets streamed through rings (CostModel::streamed).
+  if (m.streamed != 1 && coll == Collective::bcast && optimal_k != nullptr && q.k >= 2 &&
+      !(m.pull_bytes > 0 && std::ceil(q.n / q.k) >= m.pull_bytes)) {
+    m.alpha *= m.streamed;
+    m.beta *= m.streamed;
+  }
   m.written = 1;
   m.exchange_alpha = m.exchange_beta = 1;
   m.wake = 0;
+  m.streamed = 1;
   return m;
 }
 

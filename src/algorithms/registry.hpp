@@ -139,7 +139,9 @@ struct Algorithm {
   /// its bytes (CostModel::written = ω; placed_written_share), then α and β to α(1 + e(χα − 1)) and
   /// β(1 + e(χβ − 1)) for its exchange share e (CostModel::exchange_alpha, exchange_beta = χα, χβ),
   /// then, for a fan-in collective (fans_in) and not pipelined, α to α + (1 − e)W
-  /// (CostModel::wake), and ω, χα, χβ and W then 1, 1, 1, 0 (so costing twice changes nothing). ω
+  /// (CostModel::wake), then for a broadcast's pipelined packets (k ≥ 2) below
+  /// CostModel::pull_bytes α and β to κα and κβ (CostModel::streamed), and ω, χα, χβ, W and κ
+  /// then 1, 1, 1, 0, 1 (so costing twice changes nothing). ω
   /// applies only when the mean message of the formula (mean_message) is at least q.m.written_from
   /// (CostModel::written_from; shm with a core per rank: the single-copy threshold).
   [[nodiscard]] CostModel costed(const CostQuery& q) const;

@@ -685,6 +685,12 @@ struct FanoutRun {
   double n = 0, measured = 0, flat = 0;
 };
 
+/// One pipelined broadcast timed for κ (CostModel::streamed): its prediction with κ = 1.
+struct StreamedRun {
+  std::string algorithm;
+  double n = 0, k = 0, predicted = 0, measured = 0;
+};
+
 struct Measured {
   std::string coll, alg;
   double n = 0, predicted = 0, measured = 0;
@@ -1041,6 +1047,7 @@ int main(int argc, char** argv) {
   double validation_seconds = 0;      // the validation's own time (rank 0's clock)
   bool probe_moved = false;
   std::vector<FanoutRun> fanout_runs;
+  std::vector<StreamedRun> streamed_runs;
   const char* fanout_env = std::getenv("FABCOLL_CALIBRATE_TEST_FANOUT");
   const bool test_fanout = fanout_env != nullptr && std::string(fanout_env) == "1";
   // β beyond the cache (CostModel::large_from), with more ranks than cores inside a node
@@ -1067,7 +1074,8 @@ int main(int argc, char** argv) {
   const auto state = [&] {
     return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier_time, train, train_names, tables,
                     results, drift, drift_small, drift_large, drifted, probe_before, probe_after,
-                    probes_during, probe_change, probe_moved, fanout_runs, validation_seconds);
+                    probes_during, probe_change, probe_moved, fanout_runs, streamed_runs,
+                    validation_seconds);
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
@@ -1392,6 +1400,59 @@ int main(int argc, char** argv) {
       // G is for messages below the break (as after the ping-pong's fit): a break kept at or
       // below G's message size leaves it measured in the other segment, so unmeasured (β).
       if (lp.break_bytes > 0 && static_cast<double>(gap_bytes) >= lp.break_bytes) lp.model.gap = -1;
+
+      // κ (CostModel::streamed): the broadcast's pipelines, each at the packet count the fitted
+      // model gives it, timed as the validation times them, against their prediction with
+      // κ = 1; κ = Σ(P/t) / Σ(P²/t²), the least relative squares of t ≈ κP. Only runs of two
+      // packets or more that go through the rings (below the single-copy threshold), the
+      // packets κ is charged to; at the largest sizes the fit times (the validation's 256 KiB
+      // and 1 MiB lie near them).
+      streamed_runs.clear();
+      tuning::TuningFile fitted_file = file;
+      fitted_file.links = {lp};
+      std::vector<const Algorithm*> pipes;
+      std::vector<double> pipe_packets, pipe_predicted;
+      std::vector<fabcoll::CostModel> pipe_models;
+      for (const double n : {static_cast<double>(top), sizes.back()}) {
+        pipes.clear();
+        pipe_packets.clear();
+        pipe_predicted.clear();
+        pipe_models.clear();
+        for (const Algorithm* alg : fabcoll::all_algorithms()) {
+          if (alg->coll != Collective::bcast || alg->optimal_k == nullptr ||
+              !tuning::eligible(*alg, p, true))
+            continue;
+          const tuning::PacketChoice pc = packet_choice(*alg, n, p, fitted_file, link, placed);
+          const double k = std::clamp(pc.k, 1.0, std::max(1.0, n / 8));
+          const double packet = std::ceil(n / k);
+          if (k < 2 || (pull > 0 && packet >= pull)) continue;
+          fabcoll::CostQuery q;
+          q.n = n;
+          q.p = p;
+          q.k = k;
+          q.m = pc.m;
+          pipes.push_back(alg);
+          pipe_packets.push_back(packet);
+          pipe_predicted.push_back(alg->predict(q));
+          pipe_models.push_back(pc.m);
+        }
+        if (pipes.empty()) continue;
+        const std::vector<double> t = time_candidates(
+            Collective::bcast, world, fabcoll::world_comm(ctx), p, pipes, pipe_packets,
+            &pipe_models, static_cast<std::size_t>(n), quick ? 21 : 41, barrier_time, a, b,
+            nullptr);
+        for (std::size_t j = 0; j < pipes.size(); ++j)
+          streamed_runs.push_back({std::string(pipes[j]->name), n,
+                                   std::ceil(n / pipe_packets[j]), pipe_predicted[j], t[j]});
+      }
+      double ratio_sum = 0, ratio_sq = 0;
+      for (const StreamedRun& r : streamed_runs) {
+        ratio_sum += r.predicted / r.measured;
+        ratio_sq += r.predicted * r.predicted / (r.measured * r.measured);
+      }
+      lp.model.streamed = streamed_runs.size() >= 2 && ratio_sq > 0
+                              ? std::clamp(ratio_sum / ratio_sq, 0.2, 2.0)
+                              : 1.0;
     }
     // 3c: the pull fan-out φ (CostModel::pull_fanout): the naive broadcast of messages its
     // receivers pull (shm's single-copy reads), timed as the validation times it, against its
@@ -1700,6 +1761,16 @@ int main(int argc, char** argv) {
         runs.push_back({{"n", f.n}, {"measured", f.measured}, {"flat", f.flat}});
       v["pull_fanout"] = {{"phi", lp.model.pull_fanout}, {"runs", runs}};
     }
+    if (!streamed_runs.empty()) {
+      nlohmann::json runs = nlohmann::json::array();
+      for (const StreamedRun& r : streamed_runs)
+        runs.push_back({{"algorithm", r.algorithm},
+                        {"n", r.n},
+                        {"k", r.k},
+                        {"predicted_at_kappa_1", r.predicted},
+                        {"measured", r.measured}});
+      v["streamed"] = {{"kappa", lp.model.streamed}, {"runs", runs}};
+    }
     v["regret_by_size"] = regrets;
     v["seconds"] = prog.elapsed();
     v["validation_seconds"] = validation_seconds;
@@ -1733,6 +1804,13 @@ int main(int argc, char** argv) {
       std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
                   lp.alpha_above, lp.beta_above);
     std::printf("\n");
+    if (!streamed_runs.empty()) {
+      std::printf("streamed packets: kappa = %.2f (pipelined broadcasts:", lp.model.streamed);
+      for (const StreamedRun& r : streamed_runs)
+        std::printf(" %s %.0f B k = %.0f: %.1f us against %.1f us at kappa = 1;",
+                    r.algorithm.c_str(), r.n, r.k, r.measured * 1e6, r.predicted * 1e6);
+      std::printf(" a broadcast's packets through the rings cost kappa (alpha + beta m))\n");
+    }
     if (!fanout_runs.empty()) {
       std::printf("pull fan-out: phi = %.2f (naive broadcast of pulled messages:",
                   lp.model.pull_fanout);

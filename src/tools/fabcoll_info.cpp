@@ -128,6 +128,11 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "scatter) adds a wake-up of %.3g us, its receiver switched "
         "back onto a core it shares: alpha + (1 - exchange) W a round%s\n",
         m.wake * 1e6, fabcoll::fans_in(args.coll) ? "" : " (not this collective)");
+  if (m.streamed != 1)
+    std::printf(
+        "# a broadcast's pipelined packets (k >= 2) streamed through rings cost %.2f (alpha + "
+        "beta m) a round%s\n",
+        m.streamed, args.coll == fabcoll::Collective::bcast ? "" : " (not this collective)");
   if (m.has_large())
     std::printf(
         "# beyond the cache: whole messages (or packets) of %.0f B and more cost beta = %.3g "

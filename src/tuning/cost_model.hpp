@@ -106,6 +106,18 @@ struct CostModel {
   /// shm), from large_from = the L2 size over the ranks per core; not set elsewhere.
   double large_from = 0;
   double beta_large = 0;
+  /// κ: a broadcast's pipelined packets (k ≥ 2) streamed through rings (below pull_bytes, where
+  /// that is set) cost κ(α + βm) a round instead of α + βm. With ranks sharing cores a lone
+  /// hop's receiver waits off its core and is switched back in when the message lands (what α
+  /// fitted to whole-message runs holds); a stream's next packet is there before its relay
+  /// looks. p = 4 on 2 cores, fabcoll-calibrate --quick: the linear pipeline took 0.62–0.70
+  /// times its prediction at 256 KiB – 1 MiB (29–32 KiB packets), the pipelined binary tree
+  /// 0.61–0.64 at 256 KiB, in six shm launches; over sockets 0.46–0.92. The reduce's and the
+  /// all-reduce's pipelines, whose receivers combine every packet, were not below their
+  /// predictions alike (0.66–1.36 and 0.88–1.15 at 48 KiB – 1 MiB, a full validation): κ is
+  /// the broadcast's. Fitted by fabcoll-calibrate to timed pipelined broadcasts where ranks
+  /// share cores; 1 (the texts' model) elsewhere.
+  double streamed = 1;
 
   /// Which ranks share a CPU (ranks outnumbering cores, each pinned to one), or nullptr: every
   /// rank on a CPU of its own, or not known. With it ω is charged only to written data that

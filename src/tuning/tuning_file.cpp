@@ -69,6 +69,7 @@ std::string to_json_text(const TuningFile& f) {
       link["large_from"] = l.model.large_from;
       link["beta_large"] = l.model.beta_large;
     }
+    if (l.model.streamed != 1) link["streamed"] = l.model.streamed;
     j["links"].push_back(std::move(link));
   }
   j["gamma"] = json::array();
@@ -200,6 +201,13 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
                   ": large_from and beta_large must both be given, as numbers > 0";
           return std::nullopt;
         }
+      }
+      // κ (optional, absent where not fitted): 1, the texts' model.
+      if (const auto it = l.find("streamed"); it != l.end())
+        p.model.streamed = it->is_number() ? it->get<double>() : -1.0;
+      if (!(p.model.streamed > 0) || !std::isfinite(p.model.streamed)) {
+        error = "link " + p.link_class + ": streamed must be a number > 0";
+        return std::nullopt;
       }
       if (p.local_ranks < 0) {
         error = "link " + p.link_class + ": negative local_ranks";
@@ -439,10 +447,10 @@ std::string format_link_model(const LinkModel& l) {
   char text[512];
   std::snprintf(text, sizeof text,
                 "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-                "%.17g %.17g %.17g %.17g %.17g",
+                "%.17g %.17g %.17g %.17g %.17g %.17g",
                 m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
                 m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
-                l.above.beta, m.gap, l.above.gap, m.wake, m.large_from, m.beta_large);
+                l.above.beta, m.gap, l.above.gap, m.wake, m.large_from, m.beta_large, m.streamed);
   return text;
 }
 
@@ -451,11 +459,11 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   CostModel& m = l.below;
   int used = 0;
   if (std::sscanf(text.c_str(),
-                  "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg%n",
+                  "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg%n",
                   &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
                   &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
                   &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &m.wake, &m.large_from,
-                  &m.beta_large, &used) != 18 ||
+                  &m.beta_large, &m.streamed, &used) != 19 ||
       used <= 0)
     return 0;
   // The numbers end at the end of the line or at a space: "… 1.1x" is garbled, not 1.1.
@@ -463,7 +471,7 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   if (end < text.size() && text[end] != ' ') return 0;
   while (end < text.size() && text[end] == ' ') ++end;
   const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap;
-  l.above = m;  // γ, o, δ, ω, χ, W, β beyond the cache and the pull threshold: the link's
+  l.above = m;  // γ, o, δ, ω, χ, W, κ, β beyond the cache, the pull threshold: the link's
   l.above.alpha = above_alpha;
   l.above.beta = above_beta;
   l.above.gap = above_gap;

@@ -28,7 +28,9 @@
 //                  absent: 0),
 //                  "large_from", "beta_large" (optional, both or neither: β beyond the
 //                  cache, what a whole message of at least large_from bytes costs per byte
-//                  in place of beta, both > 0; absent: none) } ],
+//                  in place of beta, both > 0; absent: none),
+//                  "streamed" (optional: κ, what a broadcast's pipelined packet streamed
+//                  through rings costs as a multiple of alpha + beta m, > 0; absent: 1) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",
 //                "datatype": "byte", "gamma" }: δ, a local memcpy per byte),
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],

@@ -939,6 +939,58 @@ TEST(Crossover, BetaBeyondTheCacheByTheShareOfBytes) {
   EXPECT_GE(std::ceil(4194304 / before.k), 524288);  // so the rule above was exercised
 }
 
+// κ (CostModel::streamed) scales a broadcast's pipelined rounds (k >= 2) whose packets go
+// through the rings: the linear pipeline and the pipelined binary tree at 256 KiB in 16 KiB
+// packets cost κ times as much; at one packet, with packets at or above the single-copy
+// threshold, the pipelined reduce, the all-reduce's two trees and the binomial broadcast do
+// not change. κ scales α and β alike, so the optimal k stays.
+TEST(Crossover, StreamedPacketsOfTheBroadcastsPipelines) {
+  CostModel m{3e-6, 1.2e-10, 2.5e-11, 2e-7};
+  m.pull_bytes = 32768;
+  CostModel s = m;
+  s.streamed = 0.65;
+  const auto cost = [](const Algorithm& a, const CostModel& model, double n, double k) {
+    CostQuery q;
+    q.n = n;
+    q.p = 4;
+    q.k = k;
+    q.m = model;
+    return a.predict(q);
+  };
+  for (const char* name : {"linear_pipeline", "pipelined_binary_tree", "two_tree"}) {
+    const Algorithm* a = find_algorithm(Collective::bcast, name);
+    ASSERT_NE(a, nullptr);
+    EXPECT_NEAR(cost(*a, s, 262144, 16), 0.65 * cost(*a, m, 262144, 16), 1e-15) << name;
+    EXPECT_EQ(cost(*a, s, 262144, 1), cost(*a, m, 262144, 1)) << name;
+    EXPECT_EQ(cost(*a, s, 262144, 4), cost(*a, m, 262144, 4)) << name;  // 64 KiB: pulled
+    CostQuery q;
+    q.n = 262144;
+    q.p = 4;
+    q.k = 16;
+    q.m = s;
+    const CostModel once = a->costed(q);
+    EXPECT_EQ(once.streamed, 1);
+    q.m = once;
+    EXPECT_EQ(a->costed(q).alpha, once.alpha) << name;  // costing twice changes nothing
+  }
+  const Algorithm* lin = find_algorithm(Collective::bcast, "linear_pipeline");
+  CostQuery q;
+  q.n = 1048576;
+  q.p = 4;
+  q.k = 33;
+  q.m = m;
+  const double k1 = lin->costed_optimal_k(q);
+  q.m = s;
+  EXPECT_NEAR(lin->costed_optimal_k(q), k1, 1e-9);
+  const Algorithm* pbt = find_algorithm(Collective::reduce, "pipelined_binary_tree");
+  const Algorithm* tt = find_algorithm(Collective::allreduce, "two_tree");
+  const Algorithm* bin = find_algorithm(Collective::bcast, "binomial");
+  for (const Algorithm* a : {pbt, tt, bin}) {
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(cost(*a, s, 262144, 16), cost(*a, m, 262144, 16)) << a->name;
+  }
+}
+
 TEST(Crossover, WholeMessagesOnBothSidesMixTheSegments) {
   const double brk = 32768;
   const Algorithm* rab = find_algorithm(Collective::allreduce, "rabenseifner");
@@ -1230,6 +1282,7 @@ void expect_same_link(const LinkModel& got, const LinkModel& want) {
     EXPECT_EQ(g.wake, w.wake);
     EXPECT_EQ(g.large_from, w.large_from);
     EXPECT_EQ(g.beta_large, w.beta_large);
+    EXPECT_EQ(g.streamed, w.streamed);
   }
   EXPECT_EQ(got.break_bytes, want.break_bytes);
 }
@@ -1246,6 +1299,7 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   m.wake = 2.25e-6;
   m.large_from = 524288;
   m.beta_large = 1.75e-10;
+  m.streamed = 0.625;
   l.break_bytes = 65536;
   l.above = m;
   l.above.alpha = 4.5e-6;
@@ -1474,6 +1528,32 @@ TEST(TuningFile, BetaBeyondTheCacheRoundTripsAndIsChecked) {
     err.clear();
     EXPECT_FALSE(parse_tuning(replaced(text, what, with), err)) << with;
     EXPECT_NE(err.find("large_from and beta_large must both be given"), std::string::npos) << err;
+  }
+}
+
+// κ travels in the link entry ("streamed", written only when not 1) into both segments'
+// models; absent means 1; zero, negative or not a number is rejected.
+TEST(TuningFile, StreamedRoundTripsAndIsChecked) {
+  TuningFile f = sample();
+  f.links[1].model.streamed = 0.625;
+  const std::string text = to_json_text(f);
+  std::string err;
+  const auto g = parse_tuning(text, err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(to_json_text(*g), text);
+  EXPECT_EQ(model_for(*g, "ofi/sockets").streamed, 0.625);
+  EXPECT_EQ(model_for(*g, "ofi/sockets", 1 << 20).streamed, 0.625);
+  EXPECT_EQ(model_for(*g, "shm").streamed, 1);
+  EXPECT_EQ(text.find("\"streamed\""), text.rfind("\"streamed\""));  // shm: none
+  const std::string entry = "\"streamed\": 0.625";
+  ASSERT_NE(text.find(entry), std::string::npos) << text;
+  const auto h = parse_tuning(replaced(text, entry, "\"r2_more\": 1.0"), err);
+  ASSERT_TRUE(h) << err;
+  EXPECT_EQ(model_for(*h, "ofi/sockets").streamed, 1);
+  for (const char* bad : {"\"streamed\": 0", "\"streamed\": -0.5", "\"streamed\": \"x\""}) {
+    err.clear();
+    EXPECT_FALSE(parse_tuning(replaced(text, entry, bad), err)) << bad;
+    EXPECT_NE(err.find("streamed must be a number > 0"), std::string::npos) << err;
   }
 }
 

@@ -113,11 +113,22 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
                        : 0.0;
   m.alpha = m.round_alpha(e, wakes);
   m.beta *= 1 + e * (m.exchange_beta - 1);
-  // κ: a broadcast's packets streamed through rings (CostModel::streamed).
+  // κ: a broadcast's packets streamed through rings (CostModel::streamed). The first packet
+  // goes through as a message of its size alone would (the formula at k = 1: the fill); the
+  // rounds the further packets add cost κ times as much. Both α and β scaled by one factor.
   if (m.streamed != 1 && coll == Collective::bcast && optimal_k != nullptr && q.k >= 2 &&
       !(m.pull_bytes > 0 && std::ceil(q.n / q.k) >= m.pull_bytes)) {
-    m.alpha *= m.streamed;
-    m.beta *= m.streamed;
+    CostQuery all = q, first = q;
+    all.m = first.m = m;
+    all.m.streamed = first.m.streamed = 1;
+    first.n = std::ceil(q.n / q.k);
+    first.k = 1;
+    const double whole = cost(all), fill = std::min(cost(first), whole);
+    if (whole > 0) {
+      const double f = (fill + m.streamed * (whole - fill)) / whole;
+      m.alpha *= f;
+      m.beta *= f;
+    }
   }
   m.written = 1;
   m.exchange_alpha = m.exchange_beta = 1;

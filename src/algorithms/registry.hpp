@@ -140,7 +140,9 @@ struct Algorithm {
   /// β(1 + e(χβ − 1)) for its exchange share e (CostModel::exchange_alpha, exchange_beta = χα, χβ),
   /// then, for a fan-in collective (fans_in) and not pipelined, α to α + (1 − e)W
   /// (CostModel::wake), then for a broadcast's pipelined packets (k ≥ 2) below
-  /// CostModel::pull_bytes α and β to κα and κβ (CostModel::streamed), and ω, χα, χβ, W and κ
+  /// CostModel::pull_bytes α and β by one factor, so that the rounds beyond the first packet's
+  /// (the formula at k = 1 and a packet's size) cost κ times as much (CostModel::streamed), and
+  /// ω, χα, χβ, W and κ
   /// then 1, 1, 1, 0, 1 (so costing twice changes nothing). ω
   /// applies only when the mean message of the formula (mean_message) is at least q.m.written_from
   /// (CostModel::written_from; shm with a core per rank: the single-copy threshold).

@@ -130,8 +130,8 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         m.wake * 1e6, fabcoll::fans_in(args.coll) ? "" : " (not this collective)");
   if (m.streamed != 1)
     std::printf(
-        "# a broadcast's pipelined packets (k >= 2) streamed through rings cost %.2f (alpha + "
-        "beta m) a round%s\n",
+        "# a broadcast's pipelined packets (k >= 2) through the rings: the rounds the packets "
+        "after the first add cost %.2f (alpha + beta m) each%s\n",
         m.streamed, args.coll == fabcoll::Collective::bcast ? "" : " (not this collective)");
   if (m.has_large())
     std::printf(

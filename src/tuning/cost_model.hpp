@@ -107,10 +107,11 @@ struct CostModel {
   double large_from = 0;
   double beta_large = 0;
   /// κ: a broadcast's pipelined packets (k ≥ 2) streamed through rings (below pull_bytes, where
-  /// that is set) cost κ(α + βm) a round instead of α + βm. With ranks sharing cores a lone
-  /// hop's receiver waits off its core and is switched back in when the message lands (what α
-  /// fitted to whole-message runs holds); a stream's next packet is there before its relay
-  /// looks. p = 4 on 2 cores, fabcoll-calibrate --quick: the linear pipeline took 0.62–0.70
+  /// that is set): the first packet goes through as a message of its size alone would (the
+  /// formula at k = 1), and each round the further packets add costs κ(α + βm) instead of
+  /// α + βm. With ranks sharing cores a lone hop's receiver waits off its core and is switched
+  /// back in when the message lands (what α fitted to whole-message runs holds); a stream's
+  /// next packet is there before its relay looks. p = 4 on 2 cores, fabcoll-calibrate --quick: the linear pipeline took 0.62–0.70
   /// times its prediction at 256 KiB – 1 MiB (29–32 KiB packets), the pipelined binary tree
   /// 0.61–0.64 at 256 KiB, in six shm launches; over sockets 0.46–0.92. The reduce's and the
   /// all-reduce's pipelines, whose receivers combine every packet, were not below their

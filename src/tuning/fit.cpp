@@ -222,20 +222,18 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
       std::copy(std::begin(x), std::end(x), std::begin(best));
     }
   }
-  bool any_below = false, any_above = false;
-  for (const CostPoint& p : pts)
-    if (p.t > 0 && p.a != 0) {
-      if (p.above > 0) any_above = true;
-      if (p.above < 1) any_below = true;
-    }
+  // Which split columns have points on each side: a parameter no point reaches takes its
+  // twin's value (α above the break, β beyond the cache).
+  bool any_below = false, any_above = false, any_small = false, any_large = false;
+  for (const CostPoint& p : pts) {
+    if (!(p.t > 0)) continue;
+    any_above = any_above || (p.a != 0 && p.above > 0);
+    any_below = any_below || (p.a != 0 && p.above < 1);
+    any_large = any_large || (p.b != 0 && p.large > 0);
+    any_small = any_small || (p.b != 0 && p.large < 1);
+  }
   f.alpha = any_below || !any_above ? best[0] : best[1];
   f.alpha_above = any_above ? best[1] : f.alpha;
-  bool any_large = false, any_small = false;
-  for (const CostPoint& p : pts)
-    if (p.t > 0 && p.b != 0) {
-      if (p.large > 0) any_large = true;
-      if (p.large < 1) any_small = true;
-    }
   f.beta = any_small || !any_large ? best[2] : best[4];
   f.wake = best[3];
   f.beta_large = any_large ? best[4] : f.beta;

@@ -1282,6 +1282,19 @@ int main(int argc, char** argv) {
       const auto largest = static_cast<std::size_t>(sizes.back());
       std::vector<double> a(largest * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
           b(a.size(), 0.0);
+      // κ's runs (CostModel::streamed, below): inside a node the broadcast's pipelines are timed
+      // among the whole-message broadcasts at the largest training sizes, as the validation
+      // times them all together. Without them between their turns the whole-message
+      // broadcasts ran 10-20% faster than in the validation (1 MiB, p = 4 shm: the naive one
+      // 221-230 against 252-269 µs in two launches), and the fit took β beyond the cache
+      // below what the validation measured. Their packet counts: the ones the ping-pong's
+      // model gives them (the fit's is not known yet); κ is fitted at those counts.
+      tuning::TuningFile pre_file = file;
+      pre_file.links = {lp};
+      std::vector<double> stream_sizes;
+      if (link == "shm") stream_sizes.push_back(static_cast<double>(top));
+      if (link == "shm" && sizes.back() > top) stream_sizes.push_back(sizes.back());
+      std::vector<StreamedRun> pipe_timed;
       // The reduce since W (CostModel::wake): its binomial and naive algorithms are the fan-in
       // collectives' one-way rounds beside reduce + bcast's (fans_in).
       for (Collective c :
@@ -1336,10 +1349,33 @@ int main(int argc, char** argv) {
             point_above.push_back(std::move(above));
           }
           if (cands.empty()) continue;
-          const std::vector<double> packets(cands.size(), 0.0);
+          std::vector<double> packets(cands.size(), 0.0);
+          std::vector<fabcoll::CostModel> run_models(cands.size(), order);
+          const std::size_t whole = cands.size();
+          if (c == Collective::bcast &&
+              std::find(stream_sizes.begin(), stream_sizes.end(), n) != stream_sizes.end()) {
+            for (const Algorithm* alg : fabcoll::all_algorithms()) {
+              if (alg->coll != c || alg->optimal_k == nullptr || !tuning::eligible(*alg, p, true))
+                continue;
+              const tuning::PacketChoice pc = packet_choice(*alg, n, p, pre_file, link, placed);
+              const double k = std::clamp(pc.k, 1.0, std::max(1.0, n / 8));
+              const double packet = std::ceil(n / k);
+              if (k < 2 || (pull > 0 && packet >= pull)) continue;
+              cands.push_back(alg);
+              packets.push_back(packet);
+              run_models.push_back(pc.m);
+            }
+          }
+          // With pipelines among them each runs under its own model, as in the validation (the
+          // whole-message ones under the one that orders their roots); else the context's.
+          const bool piped = cands.size() > whole;
           const std::vector<double> t = time_candidates(
-              c, world, fabcoll::world_comm(ctx), p, cands, packets, nullptr,
-              static_cast<std::size_t>(n), quick ? 21 : 41, barrier_time, a, b, nullptr, &order);
+              c, world, fabcoll::world_comm(ctx), p, cands, packets, piped ? &run_models : nullptr,
+              static_cast<std::size_t>(n), quick ? 21 : 41, barrier_time, a, b, nullptr,
+              piped ? nullptr : &order);
+          for (std::size_t j = whole; j < cands.size(); ++j)
+            pipe_timed.push_back(
+                {std::string(cands[j]->name), n, std::ceil(n / packets[j]), 0, t[j], 0});
           for (std::size_t j = 0; j < pts.size(); ++j) {
             pts[j].t = t[j];
             for (std::size_t bi = 0; bi < breaks.size(); ++bi) {
@@ -1402,61 +1438,32 @@ int main(int argc, char** argv) {
       // below G's message size leaves it measured in the other segment, so unmeasured (β).
       if (lp.break_bytes > 0 && static_cast<double>(gap_bytes) >= lp.break_bytes) lp.model.gap = -1;
 
-      // κ (CostModel::streamed): the broadcast's pipelines, each at the packet count the fitted
-      // model gives it, timed as the validation times them, against their prediction's fill F
-      // (κ = 0: the first packet's trip) and stream S (the rest at κ = 1); κ = Σ((t − F)S/t²) /
-      // Σ(S²/t²), the least relative squares of t ≈ F + κS. Only runs of two
-      // packets or more that go through the rings (below the single-copy threshold), the
-      // packets κ is charged to; at the largest sizes the fit times (the validation's 256 KiB
-      // and 1 MiB lie near them). Inside a node only: over sockets (p = 4 on 2 cores, three
-      // launches) the pipelines' first packet alone came out above the whole run's time (the
-      // linear pipeline at 384 KiB in two 192 KiB packets: 451-668 µs predicted for the first,
-      // 334-622 measured for both), so t ≈ F + κS does not describe them and κ stopped at the
-      // bound of 0.2 in each.
+      // κ (CostModel::streamed): the broadcast's pipelines timed above, against their
+      // prediction under the fitted model at the packet count they ran with: its fill F (κ = 0:
+      // the first packet's trip) and stream S (the rest at κ = 1); κ = Σ((t − F)S/t²) /
+      // Σ(S²/t²), the least relative squares of t ≈ F + κS. Runs of two packets or more
+      // through the rings (below the single-copy threshold), the packets κ is charged to.
+      // Inside a node only: over sockets (p = 4 on 2 cores, three launches) the pipelines'
+      // first packet alone came out above the whole run's time (the linear pipeline at 384 KiB
+      // in two 192 KiB packets: 451-668 µs predicted for the first, 334-622 measured for
+      // both), so t ≈ F + κS does not describe them and κ stopped at the bound of 0.2 in each.
       streamed_runs.clear();
-      std::vector<double> stream_sizes;
-      if (link == "shm") stream_sizes.push_back(static_cast<double>(top));
-      if (link == "shm" && sizes.back() > top) stream_sizes.push_back(sizes.back());
-      tuning::TuningFile fitted_file = file;
-      fitted_file.links = {lp};
-      std::vector<const Algorithm*> pipes;
-      std::vector<double> pipe_packets, pipe_predicted, pipe_fill;
-      std::vector<fabcoll::CostModel> pipe_models;
-      for (const double n : stream_sizes) {
-        pipes.clear();
-        pipe_packets.clear();
-        pipe_predicted.clear();
-        pipe_fill.clear();
-        pipe_models.clear();
-        for (const Algorithm* alg : fabcoll::all_algorithms()) {
-          if (alg->coll != Collective::bcast || alg->optimal_k == nullptr ||
-              !tuning::eligible(*alg, p, true))
-            continue;
-          const tuning::PacketChoice pc = packet_choice(*alg, n, p, fitted_file, link, placed);
-          const double k = std::clamp(pc.k, 1.0, std::max(1.0, n / 8));
-          const double packet = std::ceil(n / k);
-          if (k < 2 || (pull > 0 && packet >= pull)) continue;
+      {
+        tuning::TuningFile fitted_file = file;
+        fitted_file.links = {lp};
+        const tuning::LinkModel fitted_link = link_model(fitted_file, link, p, placed);
+        for (StreamedRun r : pipe_timed) {
+          const Algorithm* alg = fabcoll::find_algorithm(Collective::bcast, r.algorithm);
           fabcoll::CostQuery q;
-          q.n = n;
+          q.n = r.n;
           q.p = p;
-          q.k = k;
-          q.m = pc.m;
-          pipes.push_back(alg);
-          pipe_packets.push_back(packet);
-          pipe_predicted.push_back(alg->predict(q));
+          q.k = r.k;
+          q.m = fitted_link.at(std::ceil(r.n / r.k));
+          r.predicted = alg->predict(q);
           q.m.streamed = 0;  // the fill alone
-          pipe_fill.push_back(alg->predict(q));
-          pipe_models.push_back(pc.m);
+          r.fill = alg->predict(q);
+          streamed_runs.push_back(r);
         }
-        if (pipes.empty()) continue;
-        const std::vector<double> t = time_candidates(
-            Collective::bcast, world, fabcoll::world_comm(ctx), p, pipes, pipe_packets,
-            &pipe_models, static_cast<std::size_t>(n), quick ? 21 : 41, barrier_time, a, b,
-            nullptr);
-        for (std::size_t j = 0; j < pipes.size(); ++j)
-          streamed_runs.push_back({std::string(pipes[j]->name), n,
-                                   std::ceil(n / pipe_packets[j]), pipe_predicted[j], t[j],
-                                   pipe_fill[j]});
       }
       double num = 0, den = 0;
       for (const StreamedRun& r : streamed_runs) {

@@ -1287,8 +1287,9 @@ int main(int argc, char** argv) {
       // times them all together. Without them between their turns the whole-message
       // broadcasts ran 10-20% faster than in the validation (1 MiB, p = 4 shm: the naive one
       // 221-230 against 252-269 µs in two launches), and the fit took β beyond the cache
-      // below what the validation measured. Their packet counts: the ones the ping-pong's
-      // model gives them (the fit's is not known yet); κ is fitted at those counts.
+      // below what the validation measured. Their packet counts do not wait for the fit: the
+      // ping-pong's model chose packets above the threshold in two of three launches, and κ
+      // was not fitted there.
       tuning::TuningFile pre_file = file;
       pre_file.links = {lp};
       std::vector<double> stream_sizes;
@@ -1357,10 +1358,12 @@ int main(int argc, char** argv) {
             for (const Algorithm* alg : fabcoll::all_algorithms()) {
               if (alg->coll != c || alg->optimal_k == nullptr || !tuning::eligible(*alg, p, true))
                 continue;
+              // Packets just below the single-copy threshold, as the fitted model chose them at
+              // these sizes in every launch so far (384 KiB: 13, 1 MiB: 33 packets).
               const tuning::PacketChoice pc = packet_choice(*alg, n, p, pre_file, link, placed);
-              const double k = std::clamp(pc.k, 1.0, std::max(1.0, n / 8));
+              const double k = std::floor(n / pull) + 1;
               const double packet = std::ceil(n / k);
-              if (k < 2 || (pull > 0 && packet >= pull)) continue;
+              if (k < 2 || packet >= pull) continue;
               cands.push_back(alg);
               packets.push_back(packet);
               run_models.push_back(pc.m);

@@ -1059,8 +1059,8 @@ int main(int argc, char** argv) {
   // launches then had regrets of 14-49% at 262 KiB - 1 MiB, against 0-7% there without it.
   double large_bytes = 0;
   if (layout > 0 && link == "shm") {
-    large_bytes = large_from >= 0 ? large_from
-                                  : l2_cache_bytes() / std::ceil(static_cast<double>(p) / cores);
+    large_bytes =
+        large_from >= 0 ? large_from : l2_cache_bytes() / std::ceil(static_cast<double>(p) / cores);
     check(fc_bcast(&large_bytes, 1, FC_DOUBLE, 0, world), "bcast");
   }
   // A machine that changes speed within a run (this VM: README, "Which ranks share a core")
@@ -1292,9 +1292,12 @@ int main(int argc, char** argv) {
       // was not fitted there.
       tuning::TuningFile pre_file = file;
       pre_file.links = {lp};
+      // (None where single copies are off: no threshold to keep the packets below.)
       std::vector<double> stream_sizes;
-      if (link == "shm") stream_sizes.push_back(static_cast<double>(top));
-      if (link == "shm" && sizes.back() > top) stream_sizes.push_back(sizes.back());
+      if (link == "shm" && pull > 0) {
+        stream_sizes.push_back(static_cast<double>(top));
+        if (sizes.back() > top) stream_sizes.push_back(sizes.back());
+      }
       std::vector<StreamedRun> pipe_timed;
       // The reduce since W (CostModel::wake): its binomial and naive algorithms are the fan-in
       // collectives' one-way rounds beside reduce + bcast's (fans_in).
@@ -1341,10 +1344,9 @@ int main(int argc, char** argv) {
             // Its rounds that wait for a wake-up, as Algorithm::costed charges W.
             const double w = fabcoll::fans_in(c) ? ua * (1 - e) : 0.0;
             // Its bytes in whole messages beyond the cache, as tuning::segment_k mixes β.
-            const double big =
-                large && n >= large_bytes
-                    ? fabcoll::sim_break_shares(*alg, p, n, large_bytes, -1).beta
-                    : 0.0;
+            const double big = large && n >= large_bytes
+                                   ? fabcoll::sim_break_shares(*alg, p, n, large_bytes, -1).beta
+                                   : 0.0;
             pts.push_back(
                 {ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0, w, big});
             point_above.push_back(std::move(above));
@@ -1831,10 +1833,10 @@ int main(int argc, char** argv) {
     if (!streamed_runs.empty()) {
       std::printf("streamed packets: kappa = %.2f (pipelined broadcasts:", lp.model.streamed);
       for (const StreamedRun& r : streamed_runs)
-        std::printf(" %s %.0f B k = %.0f: %.1f us against %.1f us at kappa = 1 (first packet "
-                    "%.1f us);",
-                    r.algorithm.c_str(), r.n, r.k, r.measured * 1e6, r.predicted * 1e6,
-                    r.fill * 1e6);
+        std::printf(
+            " %s %.0f B k = %.0f: %.1f us against %.1f us at kappa = 1 (first packet "
+            "%.1f us);",
+            r.algorithm.c_str(), r.n, r.k, r.measured * 1e6, r.predicted * 1e6, r.fill * 1e6);
       std::printf(
           " the rounds a broadcast's further packets through the rings add cost kappa (alpha "
           "+ beta m))\n");

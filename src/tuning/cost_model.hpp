@@ -112,14 +112,13 @@ struct CostModel {
   /// α + βm. With ranks sharing cores a lone hop's receiver waits off its core and is switched
   /// back in when the message lands (what α fitted to whole-message runs holds); a stream's
   /// next packet is there before its relay looks. p = 4 on 2 cores, fabcoll-calibrate
-  /// --quick: the linear pipeline took 0.62–0.70 times its prediction at 256 KiB – 1 MiB
-  /// (29–32 KiB packets), the pipelined binary tree 0.61–0.64 at 256 KiB, in four shm
-  /// launches; fitted since at 0.58–0.69 in three (the two-tree broadcast and the linear
-  /// pipeline at 384 KiB and 1 MiB). Scaling whole runs by one factor instead (a first
-  /// version) put the two-tree broadcast at 32 KiB (a few packets) 32% under its time. The
-  /// reduce's and the
-  /// all-reduce's pipelines, whose receivers combine every packet, were not below their
-  /// predictions alike (0.66–1.36 and 0.88–1.15 at 48 KiB – 1 MiB, a full validation): κ is
+  /// --quick: the linear pipeline took 0.62–0.73 times its prediction at 256 KiB – 1 MiB
+  /// (29–32 KiB packets), the pipelined binary tree 0.61–0.71 at 256 KiB, in six shm
+  /// launches; fitted since at 0.58–0.72 in fourteen. Scaling whole runs by one factor
+  /// instead (a first version) put the two-tree broadcast at 32 KiB (a few packets) 32% under
+  /// its time. The reduce's and the all-reduce's pipelines, whose receivers combine every
+  /// packet, were not below their predictions alike (a full validation: the pipelined reduce
+  /// 0.66–1.36 at 48 KiB – 0.9 MiB, the two-tree all-reduce 0.89–1.15 at 64–256 KiB): κ is
   /// the broadcast's. Fitted by fabcoll-calibrate to timed pipelined broadcasts where ranks
   /// share cores inside a node (shm; over sockets the first packet alone was predicted above
   /// the whole run); 1 (the texts' model) elsewhere.

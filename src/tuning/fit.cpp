@@ -246,9 +246,9 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
   const double mt = sw > 0 ? st / sw : 0;
   double stt = 0;
   for (const CostPoint& p : pts) {
-    const double r = p.t - ((f.alpha * (1 - p.above) + f.alpha_above * p.above) * p.a +
-                            p.b * (f.beta * (1 - p.large) + f.beta_large * p.large) +
-                            p.w * f.wake + p.c);
+    const double r =
+        p.t - ((f.alpha * (1 - p.above) + f.alpha_above * p.above) * p.a +
+               p.b * (f.beta * (1 - p.large) + f.beta_large * p.large) + p.w * f.wake + p.c);
     f.residuals.push_back(r);
     f.rel_residuals.push_back(p.t != 0 ? r / p.t : 0.0);
     if (p.t > 0) {

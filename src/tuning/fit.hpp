@@ -132,7 +132,7 @@ struct CostPoint {
 /// β alone.
 struct CostFit : LinearFit {
   double alpha_above = 0;
-  double wake = 0;  // W, from the points' w (CostPoint::w); 0 where every w is 0
+  double wake = 0;        // W, from the points' w (CostPoint::w); 0 where every w is 0
   double beta_large = 0;  // from the points' large bytes (CostPoint::large); beta where none
 };
 CostFit fit_cost_points(std::span<const CostPoint> pts);

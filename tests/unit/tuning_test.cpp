@@ -918,8 +918,8 @@ TEST(Crossover, BetaBeyondTheCacheByTheShareOfBytes) {
   EXPECT_LT(share, 0.9);
   EXPECT_NEAR(segment_k(*rab, 1048576, 4, big, big, 0).m.beta, 1.2e-10 + share * 0.6e-10, 1e-20);
   const LinkModel link = LinkModel::uniform(big);
-  EXPECT_GT(algorithm_cost(*bin, 1048576, 4, link), algorithm_cost(*bin, 1048576, 4,
-                                                                   LinkModel::uniform(m)));
+  EXPECT_GT(algorithm_cost(*bin, 1048576, 4, link),
+            algorithm_cost(*bin, 1048576, 4, LinkModel::uniform(m)));
   // The linear pipeline at 1 MiB: packets far below 512 KiB, β as it was.
   const PacketChoice lp = segment_k(*lin, 1048576, 4, big, big, 0);
   EXPECT_LT(std::ceil(1048576 / lp.k), 524288);
@@ -1510,9 +1510,8 @@ TEST(TuningFile, BetaBeyondTheCacheRoundTripsAndIsChecked) {
   const std::string from = "\"large_from\": 524288.0", beta = "\"beta_large\": 1.5e-10";
   ASSERT_NE(text.find(from), std::string::npos) << text;
   ASSERT_NE(text.find(beta), std::string::npos) << text;
-  const auto h = parse_tuning(replaced(replaced(text, from, "\"r2_more\": 1.0"), beta,
-                                       "\"r2_less\": 1.0"),
-                              err);
+  const auto h = parse_tuning(
+      replaced(replaced(text, from, "\"r2_more\": 1.0"), beta, "\"r2_less\": 1.0"), err);
   ASSERT_TRUE(h) << err;
   EXPECT_FALSE(model_for(*h, "ofi/sockets").has_large());
   for (const auto& [what, with] : {std::pair{from, std::string("\"r2_more\": 1.0")},

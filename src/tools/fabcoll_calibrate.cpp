@@ -66,6 +66,7 @@
 #include "engine/communicator.hpp"
 #include "engine/datatype.hpp"
 #include "fabcoll/fabcoll.h"
+#include "transports/ofi/ofi.hpp"
 #include "transports/shm/shm.hpp"
 #include "tuning/crossover.hpp"
 #include "tuning/fit.hpp"
@@ -942,6 +943,13 @@ int main(int argc, char** argv) {
                  "beta of their own, fitted beside the other (beta beyond the cache); default: "
                  "the L2 cache size (hwloc) over the ranks per core; 0: none")
       ->check(CLI::NonNegativeNumber);
+  double small_below = -1;
+  app.add_option("--small-below", small_below,
+                 "with more ranks than cores over the fabric, messages of fewer bytes get an "
+                 "alpha of their own, fitted beside the other where it pays (alpha of small "
+                 "messages); default: what the engine injects (the provider's inject size, "
+                 "256 B on sockets); 0: none")
+      ->check(CLI::NonNegativeNumber);
   bool no_validate = false;
   app.add_flag("--no-validate", no_validate,
                "skip the validation phase (measure and fit only: slow links, scripted runs)");
@@ -1038,6 +1046,7 @@ int main(int argc, char** argv) {
   double barrier_time = 0;
   std::vector<tuning::CostPoint> train;
   double fit_break_gain = 1;  // the fit to timed collectives: error without a break / with it
+  double fit_small_gain = 1;  // likewise without α of small messages / with it
   std::vector<std::string> train_names;  // "collective,algorithm,bytes" of train[i]
   std::map<Collective, std::vector<tuning::CrossoverSegment>> tables;
   std::vector<Measured> results;
@@ -1063,6 +1072,18 @@ int main(int argc, char** argv) {
         large_from >= 0 ? large_from : l2_cache_bytes() / std::ceil(static_cast<double>(p) / cores);
     check(fc_bcast(&large_bytes, 1, FC_DOUBLE, 0, world), "bcast");
   }
+  // α of small messages (CostModel::small_below), over the fabric with more ranks than cores:
+  // those the engine hands the provider by fi_tinject (ofi::Endpoint::inject_below; 256 B on
+  // sockets). The fit at 256 B, the smallest size timed, has algorithms whose messages lie on
+  // both sides (recursive doubling's 256 B, Rabenseifner's and the ring's 64-128 B at p = 4).
+  double small_bytes = 0;
+  if (layout > 0 && link.starts_with("ofi")) {
+    if (small_below >= 0)
+      small_bytes = small_below;
+    else if (const fabcoll::ofi::Endpoint* ep = fabcoll::context_ofi(ctx))
+      small_bytes = static_cast<double>(ep->inject_below());
+  }
+  check(fc_bcast(&small_bytes, 1, FC_DOUBLE, 0, world), "bcast");
   // A machine that changes speed within a run (this VM: README, "Which ranks share a core")
   // leaves a model fitted in one mode and validated in another. Each attempt ends with the
   // ping-pong and the written-data probe timed again; where either moved, the whole of it
@@ -1278,6 +1299,16 @@ int main(int argc, char** argv) {
       std::vector<double> breaks{broken ? pull : 0.0};
       if (!broken)
         for (std::size_t i = 1; i + 1 < sizes.size(); ++i) breaks.push_back(sizes[i]);
+      // α of small messages lies below every break tried (CostPoint: above + small <= 1).
+      for (const double brk : breaks)
+        if (brk > 0 && small_bytes >= brk) {
+          if (rank == 0)
+            std::fprintf(stderr,
+                         "fabcoll-calibrate: --small-below %.0f is not below the break tried at "
+                         "%.0f B; no alpha of small messages\n",
+                         small_bytes, brk);
+          small_bytes = 0;
+        }
       std::vector<std::vector<tuning::CostPoint>> trains(breaks.size());
       const auto largest = static_cast<std::size_t>(sizes.back());
       std::vector<double> a(largest * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
@@ -1347,8 +1378,13 @@ int main(int argc, char** argv) {
             const double big = large && n >= large_bytes
                                    ? fabcoll::sim_break_shares(*alg, p, n, large_bytes, -1).beta
                                    : 0.0;
-            pts.push_back(
-                {ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0, w, big});
+            // Its rounds of small messages, as tuning::segment_k mixes α.
+            const double small =
+                small_bytes > 0
+                    ? 1 - fabcoll::sim_break_shares(*alg, p, n, small_bytes, -1).alpha
+                    : 0.0;
+            pts.push_back({ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0,
+                           w, big, small});
             point_above.push_back(std::move(above));
           }
           if (cands.empty()) continue;
@@ -1407,7 +1443,24 @@ int main(int argc, char** argv) {
       const std::size_t kept = broken ? 0 : tuning::choose_break(fits, breaks);
       train = trains[kept];
       fit_break_gain = fits[kept].fit.sse > 0 ? fits[0].fit.sse / fits[kept].fit.sse : 1;
-      const tuning::WrittenFit& wf = fits[kept];
+      tuning::WrittenFit wf = fits[kept];
+      // α of small messages kept where its one more parameter pays by the Bayesian
+      // information criterion, as a break is (tuning::choose_break); else fitted without.
+      bool small_kept = false;
+      if (std::any_of(train.begin(), train.end(), [](const auto& pt) { return pt.small > 0; })) {
+        std::vector<tuning::CostPoint> plain = train;
+        for (auto& pt : plain) pt.small = 0;
+        const tuning::WrittenFit without = tuning::fit_cost_points_written(
+            plain, max_omega, tuning::kExchangeMin, tuning::kExchangeMax);
+        const auto np = static_cast<double>(wf.fit.points);
+        small_kept = wf.fit.alpha_small > 0 && wf.fit.sse > 0 && np > 1 &&
+                     np * std::log(without.fit.sse / wf.fit.sse) > std::log(np);
+        fit_small_gain = wf.fit.sse > 0 ? without.fit.sse / wf.fit.sse : 1;
+        if (!small_kept) {
+          wf = without;
+          train = std::move(plain);
+        }
+      }
       const tuning::CostFit& cf = wf.fit;
       lp.model.alpha = std::max(1e-9, cf.alpha);
       lp.model.beta = std::max(1e-13, cf.beta);
@@ -1419,6 +1472,10 @@ int main(int argc, char** argv) {
       if (any_large && cf.beta_large > 0) {
         lp.model.large_from = large_bytes;
         lp.model.beta_large = cf.beta_large;
+      }
+      if (small_kept) {
+        lp.model.small_below = small_bytes;
+        lp.model.alpha_small = cf.alpha_small;
       }
       lp.break_bytes = breaks[kept];
       lp.alpha_above = lp.break_bytes > 0 ? std::max(1e-9, cf.alpha_above) : lp.model.alpha;
@@ -1857,6 +1914,12 @@ int main(int argc, char** argv) {
         std::printf(lp.break_bytes > 0 ? " (break at %.0f B: error x%.2f of one line)"
                                        : " (no break: none paid for its α)",
                     lp.break_bytes, 1 / fit_break_gain);
+      if (oversub_fit == "collectives" && lp.model.has_small())
+        std::printf("; alpha of messages below %.0f B (injected) = %.3g s: error x%.2f of one alpha",
+                    lp.model.small_below, lp.model.alpha_small, 1 / fit_small_gain);
+      else if (oversub_fit == "collectives" && small_bytes > 0)
+        std::printf("; no alpha of its own below %.0f B (injected): error x%.2f with one",
+                    small_bytes, 1 / fit_small_gain);
       std::printf(
           "; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f; sender overhead o "
           "and time per byte G measured by all pairs at once\n",
@@ -1993,11 +2056,12 @@ int main(int argc, char** argv) {
       if (!train.empty()) {
         // The oversubscribed fit's runs (3b): t ≈ a α + b β (1 + f(ω − 1)) χ-scaled + c.
         std::ofstream csv(report_dir + "/training.csv");
-        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w,large\n";
+        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w,large,small\n";
         for (std::size_t i = 0; i < train.size(); ++i)
           csv << train_names[i] << ',' << train[i].a << ',' << train[i].b << ',' << train[i].c
               << ',' << train[i].f << ',' << train[i].e << ',' << train[i].above << ','
-              << train[i].t << ',' << train[i].w << ',' << train[i].large << '\n';
+              << train[i].t << ',' << train[i].w << ',' << train[i].large << ','
+              << train[i].small << '\n';
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");
@@ -2028,8 +2092,9 @@ int main(int argc, char** argv) {
          << ".\n\n"
          << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | o (µs) | G (ns/B) "
             "| R² | break (B) | α above (µs) | β above (ns/B) | ω (written data) | χα, χβ "
-            "(exchanges) | W (µs) | β beyond the cache (ns/B, from) |\n| --- | --- | --- | --- "
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+            "(exchanges) | W (µs) | β beyond the cache (ns/B, from) | α of small messages (µs, "
+            "below) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+            "| --- | --- | --- |\n"
          << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores, mapping) + ")" : "")
          << " | " << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9)
          << " | " << fmt("%.2f", 1e-9 / lp.model.beta) << " | "
@@ -2042,6 +2107,10 @@ int main(int argc, char** argv) {
          << " | "
          << (lp.model.has_large() ? fmt("%.4f", lp.model.beta_large * 1e9) + ", " +
                                         fmt("%.0f", lp.model.large_from) + " B"
+                                  : std::string("none"))
+         << " | "
+         << (lp.model.has_small() ? fmt("%.3f", lp.model.alpha_small * 1e6) + ", " +
+                                        fmt("%.0f", lp.model.small_below) + " B"
                                   : std::string("none"))
          << " |\n\nω: data its sender wrote within the collective (received, combined, "
             "copied) costs βω per byte; measured by the ping-pong bouncing a buffer, each "
@@ -2072,6 +2141,11 @@ int main(int argc, char** argv) {
                    "core (--large-from) cost their own β per byte; fitted with the others to "
                    "the timed collectives, one size of which lies beyond (training.csv, column "
                    "large: the share of each run's bytes in such messages)."
+                   "\n\nα of small messages: over the fabric, messages the engine injects "
+                   "(below the provider's inject size) cost their own α; fitted with the others "
+                   "to the timed collectives where it pays by the Bayesian information criterion "
+                   "(training.csv, column small: the share of each run's rounds in such "
+                   "messages)."
                  : "")
          << fanout_text
          << "\n\n![ping-pong](pingpong.png)\n\n## Reduction "

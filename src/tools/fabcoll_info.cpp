@@ -138,6 +138,11 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "# beyond the cache: whole messages (or packets) of %.0f B and more cost beta = %.3g "
         "s/B (x%.2f); an algorithm's beta is mixed by the share of its bytes in them\n",
         m.large_from, m.beta_large, m.beta_large / m.beta);
+  if (m.has_small())
+    std::printf(
+        "# small messages: those of fewer than %.0f B (injected) cost alpha = %.3g us; an "
+        "algorithm's alpha is mixed by the share of its rounds in them\n",
+        m.small_below, m.alpha_small * 1e6);
   std::printf("%-24s %14s %10s %8s %8s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment",
               "written", "exchange", "note");
   const Algorithm* chosen = nullptr;

@@ -123,6 +123,20 @@ struct CostModel {
   /// share cores inside a node (shm; over sockets the first packet alone was predicted above
   /// the whole run); 1 (the texts' model) elsewhere.
   double streamed = 1;
+  /// α of small messages: a message of fewer than small_below bytes costs alpha_small in place
+  /// of α (small_below 0: none, the texts' one α). Over the fabric the provider takes such a
+  /// message at once (fi_tinject: the engine's sends up to the provider's inject size, 255 B
+  /// on sockets), and a larger one through its send queue: the sockets provider's one-way time
+  /// is a staircase (p = 4 on 2 cores, its ping-pong 30.7 µs up to 128 B, 40.6 at 256 B), and
+  /// the fit to timed collectives at 256 B over-predicted the ring's and Rabenseifner's
+  /// all-reduces (64–128 B messages) by 35–43% while it under-predicted recursive doubling's
+  /// (256 B) by 20%. An algorithm is costed with α mixed by the share of its critical path's
+  /// rounds whose messages lie below small_below (the sim's shares, as for a protocol break:
+  /// tuning::segment_k), a pipelined one by its packet. Fitted with the others to the timed
+  /// collectives over the fabric, from small_below = the inject size + 1 (fabcoll-calibrate);
+  /// not set elsewhere. Always below the link's break (LinkModel::break_bytes).
+  double small_below = 0;
+  double alpha_small = 0;
 
   /// Which ranks share a CPU (ranks outnumbering cores, each pinned to one), or nullptr: every
   /// rank on a CPU of its own, or not known. With it ω is charged only to written data that
@@ -139,6 +153,8 @@ struct CostModel {
   [[nodiscard]] double send_gap() const { return gap >= 0 ? gap : beta; }
   /// Whether β beyond the cache applies (large_from and beta_large set).
   [[nodiscard]] bool has_large() const { return large_from > 0 && beta_large > 0; }
+  /// Whether α of small messages applies (small_below and alpha_small set).
+  [[nodiscard]] bool has_small() const { return small_below > 0 && alpha_small > 0; }
 };
 
 /// A link with a protocol break: messages (and packets) of fewer than break_bytes cost

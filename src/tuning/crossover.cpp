@@ -173,11 +173,41 @@ PacketChoice with_large(const Algorithm& alg, double n, int p, PacketChoice c) {
   return c;
 }
 
+// α of small messages: a pipelined algorithm whose packets lie below small_below costs
+// alpha_small per packet; a whole-message algorithm's α loses the share of its critical path's
+// rounds whose messages lie below small_below times (α below the break − alpha_small) (the
+// sim's shares, as for a break; past kSimStepsMaxP by its mean message). Such rounds lie below
+// the break, so they held the lower segment's α in the mix.
+PacketChoice with_small(const Algorithm& alg, double n, int p, const CostModel& below,
+                        PacketChoice c) {
+  const CostModel& m = c.m;
+  if (!m.has_small() || !(n >= 1)) return c;
+  if (alg.optimal_k != nullptr) {
+    if (std::ceil(n / std::max(c.k, 1.0)) < m.small_below) c.m.alpha = m.alpha_small;
+    return c;
+  }
+  double share = 0;  // of the rounds, at or above small_below
+  if (p >= 2 && p <= kSimStepsMaxP) {
+    CostQuery q = query(n, p, m);
+    q.k = 1;
+    const long strategy = alg.strategy != nullptr ? static_cast<long>(alg.strategy(q)) : -1;
+    share = sim_break_shares(alg, p, n, m.small_below, strategy).alpha;
+  } else {
+    share = mean_message_bytes(alg, n, p, m) >= m.small_below ? 1.0 : 0.0;
+  }
+  if (share <= 0)
+    c.m.alpha = m.alpha_small;
+  else if (share < 1)
+    c.m.alpha = std::max(0.0, c.m.alpha - (1 - share) * (below.alpha - m.alpha_small));
+  return c;
+}
+
 }  // namespace
 
 PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
                        const CostModel& above, double break_bytes) {
-  return with_large(alg, n, p, segment_k_of(alg, n, p, below, above, break_bytes));
+  return with_large(
+      alg, n, p, with_small(alg, n, p, below, segment_k_of(alg, n, p, below, above, break_bytes)));
 }
 
 double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& link) {

@@ -150,15 +150,16 @@ bool floor_upper_alpha(PiecewiseFit& pf, std::span<const Point> pts, Weighting w
 CostFit fit_cost_points(std::span<const CostPoint> pts) {
   CostFit f;
   f.points = pts.size();
-  // Columns: α's rounds below the break, α's rounds above it, β's bytes, the wake-ups, the
-  // bytes beyond the cache.
-  constexpr int kParams = 5;
+  // Columns: α's rounds below the break (not small), α's rounds above it, β's bytes, the
+  // wake-ups, the bytes beyond the cache, the small messages' rounds.
+  constexpr int kParams = 6;
   const auto column = [](const CostPoint& p, int j) {
-    if (j == 0) return p.a * (1 - p.above);
+    if (j == 0) return p.a * std::max(0.0, 1 - p.above - p.small);
     if (j == 1) return p.a * p.above;
     if (j == 2) return p.b * (1 - p.large);
     if (j == 3) return p.w;
-    return p.b * p.large;
+    if (j == 4) return p.b * p.large;
+    return p.a * p.small;
   };
   double ata[kParams][kParams] = {}, aty[kParams] = {};
   for (const CostPoint& p : pts) {
@@ -224,17 +225,20 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
   }
   // Which split columns have points on each side: a parameter no point reaches takes its
   // twin's value (α above the break, β beyond the cache).
-  bool any_below = false, any_above = false, any_small = false, any_large = false;
+  bool any_below = false, any_above = false, any_cached = false, any_large = false,
+       any_small = false;
   for (const CostPoint& p : pts) {
     if (!(p.t > 0)) continue;
     any_above = any_above || (p.a != 0 && p.above > 0);
-    any_below = any_below || (p.a != 0 && p.above < 1);
+    any_below = any_below || (p.a != 0 && p.above + p.small < 1);
     any_large = any_large || (p.b != 0 && p.large > 0);
-    any_small = any_small || (p.b != 0 && p.large < 1);
+    any_cached = any_cached || (p.b != 0 && p.large < 1);
+    any_small = any_small || (p.a != 0 && p.small > 0);
   }
-  f.alpha = any_below || !any_above ? best[0] : best[1];
+  f.alpha = any_below ? best[0] : any_above ? best[1] : any_small ? best[5] : best[0];
   f.alpha_above = any_above ? best[1] : f.alpha;
-  f.beta = any_small || !any_large ? best[2] : best[4];
+  f.alpha_small = any_small ? best[5] : f.alpha;
+  f.beta = any_cached || !any_large ? best[2] : best[4];
   f.wake = best[3];
   f.beta_large = any_large ? best[4] : f.beta;
   double sw = 0, st = 0;
@@ -247,7 +251,9 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
   double stt = 0;
   for (const CostPoint& p : pts) {
     const double r =
-        p.t - ((f.alpha * (1 - p.above) + f.alpha_above * p.above) * p.a +
+        p.t - ((f.alpha * std::max(0.0, 1 - p.above - p.small) + f.alpha_above * p.above +
+                f.alpha_small * p.small) *
+                   p.a +
                p.b * (f.beta * (1 - p.large) + f.beta_large * p.large) + p.w * f.wake + p.c);
     f.residuals.push_back(r);
     f.rel_residuals.push_back(p.t != 0 ? r / p.t : 0.0);

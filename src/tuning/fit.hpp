@@ -112,6 +112,10 @@ struct CostPoint {
   // The share of its b bytes in whole messages of at least CostModel::large_from (the sim's
   // share of the critical path's bytes): those cost β beyond the cache (CostFit::beta_large).
   double large = 0;
+  // The share of its a rounds whose messages lie below CostModel::small_below (the sim's share
+  // of the critical path's latencies): those cost α of small messages (CostFit::alpha_small).
+  // Below the break too: above + small <= 1.
+  double small = 0;
 };
 
 /// α, β of the collectives themselves: weighted (relative) least squares of t − c ≈ a α + b β
@@ -124,7 +128,8 @@ struct CostPoint {
 /// changes); with no round above alpha_above = alpha, and with none below alpha =
 /// alpha_above. Its wake-ups w are a fourth, at wake (CostModel::wake; 0 when no point has any).
 /// Its bytes b are b(1 − large) at beta and b·large at beta_large, a fifth (CostModel::
-/// beta_large; = beta where no point has any).
+/// beta_large; = beta where no point has any). Its rounds a·small at alpha_small, a sixth
+/// (CostModel::alpha_small; = alpha where no point has any), and a(1 − above − small) at alpha.
 ///
 /// Non-negative: the least-SSE solution over every subset of the parameters (the others held
 /// at 0) whose solution is non-negative, which is the non-negative least-squares optimum. With
@@ -134,6 +139,7 @@ struct CostFit : LinearFit {
   double alpha_above = 0;
   double wake = 0;        // W, from the points' w (CostPoint::w); 0 where every w is 0
   double beta_large = 0;  // from the points' large bytes (CostPoint::large); beta where none
+  double alpha_small = 0;  // from the points' small rounds (CostPoint::small); alpha where none
 };
 CostFit fit_cost_points(std::span<const CostPoint> pts);
 

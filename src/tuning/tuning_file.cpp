@@ -70,6 +70,10 @@ std::string to_json_text(const TuningFile& f) {
       link["beta_large"] = l.model.beta_large;
     }
     if (l.model.streamed != 1) link["streamed"] = l.model.streamed;
+    if (l.model.has_small()) {
+      link["small_below"] = l.model.small_below;
+      link["alpha_small"] = l.model.alpha_small;
+    }
     j["links"].push_back(std::move(link));
   }
   j["gamma"] = json::array();
@@ -186,19 +190,33 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
         return std::nullopt;
       }
       // β beyond the cache (optional, absent where not fitted): both keys or neither.
+      const auto positive = [&](const char* key, double& out) {
+        const auto it = l.find(key);
+        if (it == l.end() || !it->is_number() || !(it->get<double>() > 0) ||
+            !std::isfinite(it->get<double>()))
+          return false;
+        out = it->get<double>();
+        return true;
+      };
       if (l.contains("large_from") || l.contains("beta_large")) {
-        const auto positive = [&](const char* key, double& out) {
-          const auto it = l.find(key);
-          if (it == l.end() || !it->is_number() || !(it->get<double>() > 0) ||
-              !std::isfinite(it->get<double>()))
-            return false;
-          out = it->get<double>();
-          return true;
-        };
         if (!positive("large_from", p.model.large_from) ||
             !positive("beta_large", p.model.beta_large)) {
           error = "link " + p.link_class +
                   ": large_from and beta_large must both be given, as numbers > 0";
+          return std::nullopt;
+        }
+      }
+      // α of small messages (optional, absent where not fitted): both keys or neither, below
+      // the break.
+      if (l.contains("small_below") || l.contains("alpha_small")) {
+        if (!positive("small_below", p.model.small_below) ||
+            !positive("alpha_small", p.model.alpha_small)) {
+          error = "link " + p.link_class +
+                  ": small_below and alpha_small must both be given, as numbers > 0";
+          return std::nullopt;
+        }
+        if (p.break_bytes > 0 && p.model.small_below >= p.break_bytes) {
+          error = "link " + p.link_class + ": small_below must lie below break_bytes";
           return std::nullopt;
         }
       }
@@ -444,13 +462,14 @@ std::optional<LinkModel> link_model_for(const TuningFile& f, std::string_view li
 
 std::string format_link_model(const LinkModel& l) {
   const CostModel& m = l.below;
-  char text[512];
+  char text[1024];
   std::snprintf(text, sizeof text,
                 "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-                "%.17g %.17g %.17g %.17g %.17g %.17g",
+                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
                 m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
                 m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
-                l.above.beta, m.gap, l.above.gap, m.wake, m.large_from, m.beta_large, m.streamed);
+                l.above.beta, m.gap, l.above.gap, m.wake, m.large_from, m.beta_large, m.streamed,
+                m.small_below, m.alpha_small);
   return text;
 }
 
@@ -459,11 +478,12 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   CostModel& m = l.below;
   int used = 0;
   if (std::sscanf(text.c_str(),
-                  "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg%n",
+                  "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg "
+                  "%lg %lg%n",
                   &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
                   &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
                   &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &m.wake, &m.large_from,
-                  &m.beta_large, &m.streamed, &used) != 19 ||
+                  &m.beta_large, &m.streamed, &m.small_below, &m.alpha_small, &used) != 21 ||
       used <= 0)
     return 0;
   // The numbers end at the end of the line or at a space: "… 1.1x" is garbled, not 1.1.
@@ -471,7 +491,8 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   if (end < text.size() && text[end] != ' ') return 0;
   while (end < text.size() && text[end] == ' ') ++end;
   const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap;
-  l.above = m;  // γ, o, δ, ω, χ, W, κ, β beyond the cache, the pull threshold: the link's
+  l.above = m;  // γ, o, δ, ω, χ, W, κ, β beyond the cache, α of small messages, the pull
+                // threshold: the link's
   l.above.alpha = above_alpha;
   l.above.beta = above_beta;
   l.above.gap = above_gap;

@@ -30,7 +30,10 @@
 //                  cache, what a whole message of at least large_from bytes costs per byte
 //                  in place of beta, both > 0; absent: none),
 //                  "streamed" (optional: κ, what a broadcast's pipelined packet streamed
-//                  through rings costs as a multiple of alpha + beta m, > 0; absent: 1) } ],
+//                  through rings costs as a multiple of alpha + beta m, > 0; absent: 1),
+//                  "small_below", "alpha_small" (optional, both or neither: α of small
+//                  messages, what a message of fewer than small_below bytes costs in place of
+//                  alpha, both > 0, small_below below break_bytes; absent: none) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",
 //                "datatype": "byte", "gamma" }: δ, a local memcpy per byte),
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],

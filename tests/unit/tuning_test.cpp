@@ -407,6 +407,83 @@ TEST(Fit, CostPointsRecoverBetaBeyondTheCache) {
   EXPECT_NEAR(fit_cost_points(pts).beta_large / (1.5 * truth.beta), 1.0, 0.1);
 }
 
+// α of small messages (CostModel::small_below): points whose rounds partly carry messages below
+// 256 B (the ring's and Rabenseifner's all-reduces at 256 B, p = 4) at half α give it back as
+// alpha_small, with α and β; fitted without the column they do not fit; with no point below,
+// alpha_small is α.
+TEST(Fit, CostPointsRecoverAlphaOfSmallMessages) {
+  const double below = 256;
+  CostModel truth{4e-5, 2.5e-10, 2.5e-11};
+  std::vector<CostPoint> pts, large;
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+    if (alg->coll != Collective::bcast && alg->coll != Collective::reduce &&
+        alg->coll != Collective::allreduce && alg->coll != Collective::allgather)
+      continue;
+    for (double n : {256.0, 2048.0, 32768.0, 393216.0}) {
+      double a = 0, b = 0, c = 0;
+      if (!linear_cost_terms(*alg, n, 4, truth, a, b, c)) continue;
+      const double small = 1 - sim_break_shares(*alg, 4, n, below, -1).alpha;
+      CostQuery q;
+      q.n = n;
+      q.p = 4;
+      q.k = 1;
+      q.m = truth;
+      q.m.alpha = truth.alpha * (1 - 0.5 * small);
+      CostPoint pt{a, b, c, alg->predict(q)};
+      pt.small = small;
+      pts.push_back(pt);
+      if (small == 0) large.push_back(pt);
+    }
+  }
+  ASSERT_GE(pts.size(), 30u);
+  EXPECT_TRUE(std::any_of(pts.begin(), pts.end(), [](const CostPoint& p) { return p.small > 0; }));
+  const CostFit f = fit_cost_points(pts);
+  EXPECT_NEAR(f.alpha / truth.alpha, 1.0, 1e-6);
+  EXPECT_NEAR(f.beta / truth.beta, 1.0, 1e-6);
+  EXPECT_NEAR(f.alpha_small / (0.5 * truth.alpha), 1.0, 1e-6);
+  std::vector<CostPoint> blind = pts;
+  for (CostPoint& p : blind) p.small = 0;
+  EXPECT_GT(fit_cost_points(blind).sse, 1e-3);
+  EXPECT_EQ(fit_cost_points(large).alpha_small, fit_cost_points(large).alpha);
+  std::mt19937 rng(11);
+  std::normal_distribution<double> noise(0.0, 0.02);
+  for (CostPoint& p : pts) p.t *= 1 + noise(rng);
+  EXPECT_NEAR(fit_cost_points(pts).alpha_small / (0.5 * truth.alpha), 1.0, 0.15);
+}
+
+// The selector mixes α of small messages by the share of an algorithm's rounds in them:
+// recursive doubling's all-reduce at 256 B, p = 4 (256 B messages) keeps α, the ring's (64 B)
+// takes alpha_small, Rabenseifner's and the pipelines' packets by theirs; at 2 KiB none do.
+TEST(Crossover, AlphaOfSmallMessagesByTheShareOfRounds) {
+  const Algorithm* rd = find_algorithm(Collective::allreduce, "recursive_doubling");
+  const Algorithm* ring = find_algorithm(Collective::allreduce, "ring");
+  const Algorithm* rb = find_algorithm(Collective::allreduce, "reduce_bcast");
+  const Algorithm* lin = find_algorithm(Collective::bcast, "linear_pipeline");
+  for (const Algorithm* a : {rd, ring, rb, lin}) ASSERT_NE(a, nullptr);
+  CostModel m{4e-5, 2.5e-10, 2.5e-11};
+  CostModel sm = m;
+  sm.small_below = 256;
+  sm.alpha_small = 2e-5;
+  ASSERT_TRUE(sm.has_small());
+  EXPECT_EQ(segment_k(*rd, 256, 4, sm, sm, 0).m.alpha, 4e-5);
+  EXPECT_EQ(segment_k(*ring, 256, 4, sm, sm, 0).m.alpha, 2e-5);
+  EXPECT_EQ(segment_k(*ring, 2048, 4, sm, sm, 0).m.alpha, 4e-5);
+  EXPECT_EQ(segment_k(*ring, 256, 4, m, m, 0).m.alpha, 4e-5);
+  EXPECT_LT(algorithm_cost(*ring, 256, 4, LinkModel::uniform(sm)),
+            algorithm_cost(*ring, 256, 4, LinkModel::uniform(m)));
+  // With a break above: the small rounds leave the lower segment's α, the others stay mixed.
+  CostModel up = sm;
+  up.alpha = 8e-5;
+  const double at = sim_break_shares(*rb, 4, 1024, 512, -1).alpha;
+  const double small = 1 - sim_break_shares(*rb, 4, 1024, 256, -1).alpha;
+  EXPECT_NEAR(segment_k(*rb, 1024, 4, sm, up, 512).m.alpha,
+              4e-5 + at * 4e-5 - small * 2e-5, 1e-15);
+  // A pipeline by its packet: 64 B packets of 4 KiB take alpha_small.
+  const PacketChoice piped = segment_k(*lin, 4096, 4, sm, sm, 0);
+  EXPECT_EQ(piped.m.alpha, std::ceil(4096 / piped.k) < 256 ? 2e-5 : 4e-5);
+}
+
 // The oversubscribed fit's break at shm's single-copy threshold: the share of a point's rounds
 // whose messages reach it (on the sim) pay α_above (β shared). Times made so at p = 4, bcast,
 // all-reduce and all-gather at the sizes fabcoll-calibrate times (with 96 KiB), give back α,
@@ -1278,6 +1355,8 @@ void expect_same_link(const LinkModel& got, const LinkModel& want) {
     EXPECT_EQ(g.large_from, w.large_from);
     EXPECT_EQ(g.beta_large, w.beta_large);
     EXPECT_EQ(g.streamed, w.streamed);
+    EXPECT_EQ(g.small_below, w.small_below);
+    EXPECT_EQ(g.alpha_small, w.alpha_small);
   }
   EXPECT_EQ(got.break_bytes, want.break_bytes);
 }
@@ -1295,6 +1374,8 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   m.large_from = 524288;
   m.beta_large = 1.75e-10;
   m.streamed = 0.625;
+  m.small_below = 256;
+  m.alpha_small = 1.125e-6;
   l.break_bytes = 65536;
   l.above = m;
   l.above.alpha = 4.5e-6;
@@ -1493,36 +1574,62 @@ TEST(TuningFile, WakeUpRoundTripsAndIsChecked) {
 // β beyond the cache travels in the link entry ("large_from", "beta_large", written only when
 // fitted) into both segments' models; absent means none; one without the other, zero or not a
 // number is rejected.
-TEST(TuningFile, BetaBeyondTheCacheRoundTripsAndIsChecked) {
-  TuningFile f = sample();
-  f.links[1].model.large_from = 524288;
-  f.links[1].model.beta_large = 1.5e-10;
+// A pair of optional link keys that go together (both or neither, each a number > 0): written
+// when set (as `first` and `second` read in the JSON text), read back into both segments'
+// models (`has`), absent reading as unset; one alone, zero, negative or not a number refused
+// with `message`.
+void expect_key_pair_checked(const TuningFile& f, const std::string& first,
+                             const std::string& second, bool (CostModel::*has)() const,
+                             const std::string& message) {
   const std::string text = to_json_text(f);
   std::string err;
   const auto g = parse_tuning(text, err);
   ASSERT_TRUE(g) << err;
   EXPECT_EQ(to_json_text(*g), text);
-  for (const double at : {0.0, double(1 << 20)}) {  // both segments
-    EXPECT_EQ(model_for(*g, "ofi/sockets", at).large_from, 524288);
-    EXPECT_EQ(model_for(*g, "ofi/sockets", at).beta_large, 1.5e-10);
-  }
-  EXPECT_FALSE(model_for(*g, "shm").has_large());
-  const std::string from = "\"large_from\": 524288.0", beta = "\"beta_large\": 1.5e-10";
-  ASSERT_NE(text.find(from), std::string::npos) << text;
-  ASSERT_NE(text.find(beta), std::string::npos) << text;
+  for (const double at : {0.0, double(1 << 20)})  // both segments
+    EXPECT_TRUE((model_for(*g, "ofi/sockets", at).*has)());
+  EXPECT_FALSE((model_for(*g, "shm").*has)());
+  ASSERT_NE(text.find(first), std::string::npos) << text;
+  ASSERT_NE(text.find(second), std::string::npos) << text;
   const auto h = parse_tuning(
-      replaced(replaced(text, from, "\"r2_more\": 1.0"), beta, "\"r2_less\": 1.0"), err);
+      replaced(replaced(text, first, "\"r2_more\": 1.0"), second, "\"r2_less\": 1.0"), err);
   ASSERT_TRUE(h) << err;
-  EXPECT_FALSE(model_for(*h, "ofi/sockets").has_large());
-  for (const auto& [what, with] : {std::pair{from, std::string("\"r2_more\": 1.0")},
-                                   std::pair{beta, std::string("\"r2_more\": 1.0")},
-                                   std::pair{beta, std::string("\"beta_large\": 0")},
-                                   std::pair{from, std::string("\"large_from\": \"x\"")},
-                                   std::pair{beta, std::string("\"beta_large\": -1e-10")}}) {
+  EXPECT_FALSE((model_for(*h, "ofi/sockets").*has)());
+  const std::string first_key = first.substr(0, first.find(':'));
+  const std::string second_key = second.substr(0, second.find(':'));
+  for (const auto& [what, with] : {std::pair{first, std::string("\"r2_more\": 1.0")},
+                                   std::pair{second, std::string("\"r2_more\": 1.0")},
+                                   std::pair{second, second_key + ": 0"},
+                                   std::pair{first, first_key + ": \"x\""},
+                                   std::pair{second, second_key + ": -1e-10"}}) {
     err.clear();
     EXPECT_FALSE(parse_tuning(replaced(text, what, with), err)) << with;
-    EXPECT_NE(err.find("large_from and beta_large must both be given"), std::string::npos) << err;
+    EXPECT_NE(err.find(message), std::string::npos) << err;
   }
+}
+
+// β beyond the cache travels in the link entry into both segments' models.
+TEST(TuningFile, BetaBeyondTheCacheRoundTripsAndIsChecked) {
+  TuningFile f = sample();
+  f.links[1].model.large_from = 524288;
+  f.links[1].model.beta_large = 1.5e-10;
+  EXPECT_EQ(model_for(f, "ofi/sockets", 1 << 20).beta_large, 1.5e-10);
+  expect_key_pair_checked(f, "\"large_from\": 524288.0", "\"beta_large\": 1.5e-10",
+                          &CostModel::has_large, "large_from and beta_large must both be given");
+}
+
+// α of small messages likewise, and only below the link's break.
+TEST(TuningFile, AlphaOfSmallMessagesRoundTripsAndIsChecked) {
+  TuningFile f = sample();
+  f.links[1].model.small_below = 256;
+  f.links[1].model.alpha_small = 2.5e-5;
+  EXPECT_EQ(model_for(f, "ofi/sockets", 1 << 20).alpha_small, 2.5e-5);
+  expect_key_pair_checked(f, "\"small_below\": 256.0", "\"alpha_small\": 2.5e-05",
+                          &CostModel::has_small, "small_below and alpha_small must both be given");
+  f.links[1].model.small_below = f.links[1].break_bytes;
+  std::string err;
+  EXPECT_FALSE(parse_tuning(to_json_text(f), err));
+  EXPECT_NE(err.find("small_below must lie below break_bytes"), std::string::npos) << err;
 }
 
 // κ travels in the link entry ("streamed", written only when not 1) into both segments'

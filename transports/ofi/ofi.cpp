@@ -1612,6 +1612,15 @@ const std::string& Endpoint::provider() const { return impl_->provider; }
 bool Endpoint::rendezvous_enabled() const { return impl_->rma; }
 std::size_t Endpoint::eager_limit() const { return impl_->eager_limit; }
 bool Endpoint::raw_eager_enabled() const { return impl_->raw_eager; }
+std::size_t Endpoint::inject_below() const {
+  const Impl& m = *impl_;
+  // As Impl::inject sends: raw up to raw_limit, else prefix and payload within inline_limit.
+  if (m.raw_limit > 0) return m.raw_limit + 1;
+  const std::size_t prefix = m.rma ? sizeof(RtsHeader) : 0;
+  std::size_t limit = m.inline_limit > prefix ? m.inline_limit - prefix + 1 : 0;
+  if (m.rma) limit = std::min(limit, m.eager_limit);
+  return limit;
+}
 
 std::string Endpoint::debug_state() const {
   const Impl& m = *impl_;

@@ -181,6 +181,10 @@ class Endpoint final : public Transport {
   /// Whether eager messages above the inject size go without the prefix (Options::raw_eager, and
   /// the rendezvous on with its CQ-data marker).
   [[nodiscard]] bool raw_eager_enabled() const;
+  /// Messages of fewer bytes than this leave by fi_tinject (taken by the provider at once, no
+  /// completion), as Impl::inject sends them: the provider's inject size less any prefix (256
+  /// on sockets, whose inject size is 255 B). 0: none.
+  [[nodiscard]] std::size_t inject_below() const;
   /// One line on what was negotiated: provider, progress modes, mr_mode bits, RTS marker.
   [[nodiscard]] std::string describe() const;
   /// What is in flight, for diagnosing a stall: requests per phase, queued posts, FIN slots.

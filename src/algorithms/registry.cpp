@@ -134,7 +134,12 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   m.exchange_alpha = m.exchange_beta = 1;
   m.wake = 0;
   m.streamed = 1;
+  m.call_wake = 0;  // predict adds it once per call
   return m;
+}
+
+double Algorithm::call_exchange_share(const CostQuery& q) const {
+  return exchange_share != nullptr ? std::clamp(exchange_share(q), 0.0, 1.0) : 0.0;
 }
 
 double Algorithm::placed_written_share(const CostQuery& q) const {

@@ -157,11 +157,15 @@ struct Algorithm {
   /// The mean size of the messages on its critical path at q: message_bytes when set, else the
   /// formula's bytes over its latencies (its derivatives in β and α); n when it has none.
   [[nodiscard]] double mean_message(const CostQuery& q) const;
-  /// cost(q) under costed(q): what the selector, the tables and the validation predict.
+  /// cost(q) under costed(q), plus a call's first wake-up (CostModel::call_wake) for the share
+  /// of its path not in exchanges: what the selector, the tables and the validation predict.
   [[nodiscard]] double predict(CostQuery q) const {
+    const double first = q.m.call_wake > 0 ? q.m.call_wake * (1 - call_exchange_share(q)) : 0;
     q.m = costed(q);
-    return cost(q);
+    return cost(q) + first;
   }
+  /// exchange_share clamped to [0, 1] (0 without one).
+  [[nodiscard]] double call_exchange_share(const CostQuery& q) const;
 };
 
 /// Every registered algorithm.

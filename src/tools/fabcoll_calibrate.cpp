@@ -1268,7 +1268,8 @@ int main(int argc, char** argv) {
       // the ping-pong after the validation at x0.43 and x0.52 the first). Inside a node 64 B:
       // fitted from 256 B, a p = 4 shm launch chose reduce + bcast below 14 KiB (regret 74% at
       // 256 B), which four launches from 64 B did not.
-      const double smallest = link.starts_with("ofi") ? 256.0 : 64.0;
+      const bool fabric = link.starts_with("ofi");
+      const double smallest = fabric ? 256.0 : 64.0;
       // Inside a node, a break at shm's single-copy threshold: a message from there goes as a
       // request-to-send, the receiver's CMA read and a completion back, each of which waits for
       // its rank to be scheduled behind the others of its core, so such a message's α is larger
@@ -1297,6 +1298,13 @@ int main(int argc, char** argv) {
       const bool large = large_bytes > top && 2 * large_bytes <= 4.0 * (1 << 20);
       if (large) sizes.push_back(2 * large_bytes);
       std::vector<double> breaks{broken ? pull : 0.0};
+      // Over the fabric also the powers of two between the smallest training size and the next:
+      // the sockets provider's one-way time steps up at 1 KiB (p = 4 on 2 cores: 44.5 µs at
+      // 512 B, 130.5 at 1 KiB), which the training's 2 KiB runs straddle (Rabenseifner's 512
+      // and 1024 B messages, recursive doubling's 2 KiB); with 2 KiB the first break tried,
+      // reduce + bcast was chosen at 1 KiB and took twice its prediction (regret 32.2%).
+      if (!broken && fabric)
+        for (double b = 2 * smallest; b < sizes[1]; b *= 2) breaks.push_back(b);
       if (!broken)
         for (std::size_t i = 1; i + 1 < sizes.size(); ++i) breaks.push_back(sizes[i]);
       // α of small messages lies below every break tried (CostPoint: above + small <= 1).
@@ -1436,10 +1444,29 @@ int main(int argc, char** argv) {
       // free ω there only absorbed noise (sockets, p = 4 on 2 cores: ω = 10, the grid's end,
       // with β = 4.5e-11 s/B, a fifth of the pairs' 2.2e-10).
       const double max_omega = link.starts_with("ofi") ? 1.0 : 10.0;
+      // Over the fabric three more (CostFitOptions): χα apart from χβ (up to kExchangeFileMax),
+      // an α of their own for exchanges above the break, and K, a call's first wake-up
+      // (CostModel::call_wake). p = 4 sockets on 2 cores, the timed collectives at 256 B of
+      // thirteen --quick launches: a one-way call's first round took about 90 µs and its later
+      // rounds 20-30 (the naive broadcast 100, the binomial tree 115, reduce + bcast 169), an
+      // exchange round about 105; with one α per round (χα = χβ) reduce + bcast came out
+      // 29-40% over its time and above recursive doubling's prediction in every launch, where
+      // it was within 2% of recursive doubling or faster in all thirteen. With these (refitted
+      // offline from the same launches' training.csv) it came out below recursive doubling in
+      // eleven and level in two, and the fit's weighted error fell to 0.49-0.75 of what it was.
+      // K below the break only (CostModel::call_wake): charged to every round it put reduce +
+      // bcast under recursive doubling from 29 KiB, where it was 3-17% slower.
+      tuning::CostFitOptions fit_options;
+      fit_options.split_above = fit_options.call = fabric;
+      const auto fit_of = [&](const std::vector<tuning::CostPoint>& tr) {
+        return fabric ? tuning::fit_cost_points_written(
+                            tr, max_omega, tuning::kExchangeMin, tuning::kExchangeFileMax,
+                            tuning::kExchangeMin, tuning::kExchangeMax, fit_options)
+                      : tuning::fit_cost_points_written(tr, max_omega, tuning::kExchangeMin,
+                                                        tuning::kExchangeMax);
+      };
       std::vector<tuning::WrittenFit> fits;
-      for (const auto& tr : trains)
-        fits.push_back(tuning::fit_cost_points_written(tr, max_omega, tuning::kExchangeMin,
-                                                       tuning::kExchangeMax));
+      for (const auto& tr : trains) fits.push_back(fit_of(tr));
       const std::size_t kept = broken ? 0 : tuning::choose_break(fits, breaks);
       train = trains[kept];
       fit_break_gain = fits[kept].fit.sse > 0 ? fits[0].fit.sse / fits[kept].fit.sse : 1;
@@ -1450,8 +1477,7 @@ int main(int argc, char** argv) {
       if (std::any_of(train.begin(), train.end(), [](const auto& pt) { return pt.small > 0; })) {
         std::vector<tuning::CostPoint> plain = train;
         for (auto& pt : plain) pt.small = 0;
-        const tuning::WrittenFit without = tuning::fit_cost_points_written(
-            plain, max_omega, tuning::kExchangeMin, tuning::kExchangeMax);
+        const tuning::WrittenFit without = fit_of(plain);
         const auto np = static_cast<double>(wf.fit.points);
         small_kept = wf.fit.alpha_small > 0 && wf.fit.sse > 0 && np > 1 &&
                      np * std::log(without.fit.sse / wf.fit.sse) > std::log(np);
@@ -1465,8 +1491,10 @@ int main(int argc, char** argv) {
       lp.model.alpha = std::max(1e-9, cf.alpha);
       lp.model.beta = std::max(1e-13, cf.beta);
       lp.model.written = wf.omega;
-      lp.model.exchange_alpha = lp.model.exchange_beta = wf.chi;
+      lp.model.exchange_alpha = wf.chi;
+      lp.model.exchange_beta = wf.chi_beta;
       lp.model.wake = cf.wake;
+      lp.model.call_wake = cf.call_wake;
       bool any_large = false;
       for (const auto& pt : train) any_large = any_large || pt.large > 0;
       if (any_large && cf.beta_large > 0) {
@@ -1480,6 +1508,12 @@ int main(int argc, char** argv) {
       lp.break_bytes = breaks[kept];
       lp.alpha_above = lp.break_bytes > 0 ? std::max(1e-9, cf.alpha_above) : lp.model.alpha;
       lp.beta_above = lp.model.beta;
+      // An exchange's α above the break, as a multiple of the one-way α there.
+      lp.exchange_alpha_above =
+          lp.break_bytes > 0 && cf.exchange_alpha_above >= 0
+              ? std::clamp(cf.exchange_alpha_above / lp.alpha_above, tuning::kExchangeMin,
+                           tuning::kExchangeFileMax)
+              : 0.0;
       lp.r2 = cf.r2;
       lp.points = static_cast<int>(train.size());
       // The fit held o and G fixed (linear_cost_terms counts measured ones in c); keep o <= α
@@ -1883,9 +1917,14 @@ int main(int argc, char** argv) {
     if (lp.model.has_large())
       std::printf(", whole messages from %.0f B (beyond the cache): beta = %.3g s/B (x%.2f)",
                   lp.model.large_from, lp.model.beta_large, lp.model.beta_large / lp.model.beta);
+    if (lp.model.call_wake > 0)
+      std::printf(", a call's first wake-up K = %.3g s (below the break, x(1 - exchange share))",
+                  lp.model.call_wake);
     if (lp.break_bytes > 0)
       std::printf("; break at %.0f B: alpha = %.3g s, beta = %.3g s/B above", lp.break_bytes,
                   lp.alpha_above, lp.beta_above);
+    if (lp.exchange_alpha_above > 0)
+      std::printf(", exchanges x%.2f alpha there", lp.exchange_alpha_above);
     std::printf("\n");
     if (!streamed_runs.empty()) {
       std::printf("streamed packets: kappa = %.2f (pipelined broadcasts:", lp.model.streamed);
@@ -2093,8 +2132,8 @@ int main(int argc, char** argv) {
          << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | o (µs) | G (ns/B) "
             "| R² | break (B) | α above (µs) | β above (ns/B) | ω (written data) | χα, χβ "
             "(exchanges) | W (µs) | β beyond the cache (ns/B, from) | α of small messages (µs, "
-            "below) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
-            "| --- | --- | --- |\n"
+            "below) | K (µs) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+            "| --- | --- | --- | --- | --- |\n"
          << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores, mapping) + ")" : "")
          << " | " << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9)
          << " | " << fmt("%.2f", 1e-9 / lp.model.beta) << " | "
@@ -2102,8 +2141,11 @@ int main(int argc, char** argv) {
          << " | " << fmt("%.4f", lp.r2) << " | "
          << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9) << " | "
-         << fmt("%.2f", lp.model.written) << " | " << fmt("%.2f", lp.model.exchange_alpha) << ", "
-         << fmt("%.2f", lp.model.exchange_beta) << " | " << fmt("%.3f", lp.model.wake * 1e6)
+         << fmt("%.2f", lp.model.written) << " | " << fmt("%.2f", lp.model.exchange_alpha)
+         << (lp.exchange_alpha_above > 0
+                 ? " (" + fmt("%.2f", lp.exchange_alpha_above) + " above the break)"
+                 : std::string())
+         << ", " << fmt("%.2f", lp.model.exchange_beta) << " | " << fmt("%.3f", lp.model.wake * 1e6)
          << " | "
          << (lp.model.has_large() ? fmt("%.4f", lp.model.beta_large * 1e9) + ", " +
                                         fmt("%.0f", lp.model.large_from) + " B"
@@ -2112,7 +2154,7 @@ int main(int argc, char** argv) {
          << (lp.model.has_small() ? fmt("%.3f", lp.model.alpha_small * 1e6) + ", " +
                                         fmt("%.0f", lp.model.small_below) + " B"
                                   : std::string("none"))
-         << " |\n\nω: data its sender wrote within the collective (received, combined, "
+         << " | " << fmt("%.3f", lp.model.call_wake * 1e6) << " |\n\nω: data its sender wrote within the collective (received, combined, "
             "copied) costs βω per byte; measured by the ping-pong bouncing a buffer, each "
             "round trip right after an untouched one, from "
          << fmt("%.0f", written_from) << " B up to below " << fmt("%.0f", written_sizes_end())
@@ -2124,8 +2166,11 @@ int main(int argc, char** argv) {
             "under way (an exchange: recursive doubling, halving, the rings) costs χα·α + "
             "χβ·βn; "
          << (layout > 0
-                 ? std::string("with ranks sharing cores one χ for both, fitted with α, β and ω "
-                               "to the timed collectives.")
+                 ? std::string(link.starts_with("ofi")
+                                   ? "with ranks sharing cores fitted with α and β to the timed "
+                                     "collectives, χα apart from χβ."
+                                   : "with ranks sharing cores one χ for both, fitted with α, β "
+                                     "and ω to the timed collectives.")
                  : "measured by chains of exchanges (both ranks sending n bytes at once) timed "
                    "after each untouched round trip (pingpong.csv, kind `exchange`): χα the "
                    "median ratio of exchange to one-way time up to " +
@@ -2145,7 +2190,9 @@ int main(int argc, char** argv) {
                    "(below the provider's inject size) cost their own α; fitted with the others "
                    "to the timed collectives where it pays by the Bayesian information criterion "
                    "(training.csv, column small: the share of each run's rounds in such "
-                   "messages)."
+                   "messages). Over the fabric χα is fitted apart from χβ, with an exchange's "
+                   "α above the break of its own, and K, a call's first wake-up: what a call "
+                   "adds once for the share of its path not in exchanges and below the break."
                  : "")
          << fanout_text
          << "\n\n![ping-pong](pingpong.png)\n\n## Reduction "

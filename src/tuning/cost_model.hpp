@@ -137,6 +137,22 @@ struct CostModel {
   /// not set elsewhere. Always below the link's break (LinkModel::break_bytes).
   double small_below = 0;
   double alpha_small = 0;
+  /// K: a call's first wake-up, what a call adds once for the share of its critical path not in
+  /// exchanges ((1 − e)K, Algorithm::predict). Over the fabric with ranks sharing cores a
+  /// one-way collective's receivers have left their core between calls, and the call's first
+  /// message waits for its receiver to be switched back in; later rounds of the same call find
+  /// it there. p = 4 sockets on 2 cores, fabcoll-calibrate --quick's timed collectives at 256 B
+  /// (13 launches): the naive broadcast (one round) about 100 µs, the binomial tree (two) 115,
+  /// reduce + bcast (four) 169, where one α per round put the naive one 27–39% under its time
+  /// and reduce + bcast 29–40% over it. A first message above the link's break hides it (the
+  /// receiver is switched in while the bytes arrive): K belongs to the lower segment (the
+  /// upper one's is 0), and an algorithm whose rounds lie on both sides takes it by the share
+  /// below (tuning::mixed_segments). Charged to every round it went 4–23% under reduce +
+  /// bcast's time at 2 KiB – 384 KiB and chose it over recursive doubling at 29 KiB – 8 MiB,
+  /// where it was 3–17% slower (two launches). Fitted with the others to the timed collectives
+  /// over the fabric where ranks share cores (fabcoll-calibrate); 0 (the texts' model)
+  /// elsewhere.
+  double call_wake = 0;
 
   /// Which ranks share a CPU (ranks outnumbering cores, each pinned to one), or nullptr: every
   /// rank on a CPU of its own, or not known. With it ω is charged only to written data that

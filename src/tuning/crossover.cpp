@@ -47,6 +47,11 @@ PacketChoice mixed_segments(const Algorithm& alg, double n, int p, const CostMod
       return share >= 1 ? hi : share <= 0 ? lo : lo + share * (hi - lo);
     };
     c.m.alpha = at(s.alpha, below.alpha, above.alpha);
+    // An exchange's α likewise (each segment's χα α; the same χα in both gives it back).
+    const double ex =
+        at(s.alpha, below.alpha * below.exchange_alpha, above.alpha * above.exchange_alpha);
+    c.m.exchange_alpha = c.m.alpha > 0 ? ex / c.m.alpha : below.exchange_alpha;
+    c.m.call_wake = at(s.alpha, below.call_wake, above.call_wake);
     c.m.beta = at(s.beta, below.beta, above.beta);
     c.above = s.alpha >= 0.5;
     c.alpha_share = s.alpha;
@@ -195,10 +200,16 @@ PacketChoice with_small(const Algorithm& alg, double n, int p, const CostModel& 
   } else {
     share = mean_message_bytes(alg, n, p, m) >= m.small_below ? 1.0 : 0.0;
   }
-  if (share <= 0)
+  // Exchanges among them at the lower segment's χα: their α is mixed the same way.
+  if (share <= 0) {
     c.m.alpha = m.alpha_small;
-  else if (share < 1)
+    c.m.exchange_alpha = below.exchange_alpha;
+  } else if (share < 1) {
+    const double ex = c.m.alpha * c.m.exchange_alpha -
+                      (1 - share) * (below.alpha - m.alpha_small) * below.exchange_alpha;
     c.m.alpha = std::max(0.0, c.m.alpha - (1 - share) * (below.alpha - m.alpha_small));
+    if (c.m.alpha > 0 && ex > 0) c.m.exchange_alpha = ex / c.m.alpha;
+  }
   return c;
 }
 
@@ -224,6 +235,7 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
   at.written = 1;  // b: every byte at β (see the declaration)
   at.exchange_alpha = at.exchange_beta = 1;
   at.wake = 0;
+  at.call_wake = 0;
   CostQuery q = query(n, p, at);
   q.k = 1;
   const double whole = alg.predict(q);

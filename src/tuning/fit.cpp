@@ -147,19 +147,25 @@ bool floor_upper_alpha(PiecewiseFit& pf, std::span<const Point> pts, Weighting w
   return true;
 }
 
-CostFit fit_cost_points(std::span<const CostPoint> pts) {
+CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& opt) {
   CostFit f;
   f.points = pts.size();
-  // Columns: α's rounds below the break (not small), α's rounds above it, β's bytes, the
-  // wake-ups, the bytes beyond the cache, the small messages' rounds.
-  constexpr int kParams = 6;
-  const auto column = [](const CostPoint& p, int j) {
+  // Columns: α's rounds below the break (not small), α's rounds above it (with split_above
+  // their one-way share), β's bytes, the wake-ups, the bytes beyond the cache, the small
+  // messages' rounds, the exchange share of the rounds above the break (split_above), a call's
+  // first wake-up (call). A point's a is scaled by xa for its exchanges: the split columns
+  // take a / xa.
+  constexpr int kParams = 8;
+  const auto column = [&opt](const CostPoint& p, int j) {
+    const double raw = p.xa > 0 ? p.a / p.xa : p.a;
     if (j == 0) return p.a * std::max(0.0, 1 - p.above - p.small);
-    if (j == 1) return p.a * p.above;
+    if (j == 1) return opt.split_above ? raw * (1 - p.e) * p.above : p.a * p.above;
     if (j == 2) return p.b * (1 - p.large);
     if (j == 3) return p.w;
     if (j == 4) return p.b * p.large;
-    return p.a * p.small;
+    if (j == 5) return p.a * p.small;
+    if (j == 6) return opt.split_above ? raw * p.e * p.above : 0.0;
+    return opt.call ? (1 - p.e) * (1 - p.above) : 0.0;
   };
   double ata[kParams][kParams] = {}, aty[kParams] = {};
   for (const CostPoint& p : pts) {
@@ -186,7 +192,11 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
   // others explain) makes the subset singular.
   double best[kParams] = {};
   double best_sse = sse_of(best);
+  int active = 0;  // the columns some point reaches (the others make every subset singular)
+  for (int j = 0; j < kParams; ++j)
+    if (ata[j][j] > 0) active |= 1 << j;
   for (int mask = 1; mask < (1 << kParams); ++mask) {
+    if ((mask & ~active) != 0) continue;
     int idx[kParams], n = 0;
     for (int j = 0; j < kParams; ++j)
       if (mask & (1 << j)) idx[n++] = j;
@@ -241,6 +251,12 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
   f.beta = any_cached || !any_large ? best[2] : best[4];
   f.wake = best[3];
   f.beta_large = any_large ? best[4] : f.beta;
+  bool any_above_exchange = false;
+  for (const CostPoint& p : pts)
+    any_above_exchange = any_above_exchange || (p.t > 0 && p.a != 0 && p.above > 0 && p.e > 0);
+  f.exchange_alpha_above =
+      opt.split_above && any_above_exchange ? best[6] : -1;  // -1: not fitted apart
+  f.call_wake = opt.call ? best[7] : 0;
   double sw = 0, st = 0;
   for (const CostPoint& p : pts)
     if (p.t > 0) {
@@ -250,11 +266,9 @@ CostFit fit_cost_points(std::span<const CostPoint> pts) {
   const double mt = sw > 0 ? st / sw : 0;
   double stt = 0;
   for (const CostPoint& p : pts) {
-    const double r =
-        p.t - ((f.alpha * std::max(0.0, 1 - p.above - p.small) + f.alpha_above * p.above +
-                f.alpha_small * p.small) *
-                   p.a +
-               p.b * (f.beta * (1 - p.large) + f.beta_large * p.large) + p.w * f.wake + p.c);
+    double model = p.c;
+    for (int j = 0; j < kParams; ++j) model += column(p, j) * best[j];
+    const double r = p.t - model;
     f.residuals.push_back(r);
     f.rel_residuals.push_back(p.t != 0 ? r / p.t : 0.0);
     if (p.t > 0) {
@@ -337,36 +351,49 @@ RegretInterval regret_interval(const std::vector<std::vector<double>>& samples, 
 }
 
 WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega, double chi_lo,
-                                   double chi_hi) {
+                                   double chi_hi, double chi_beta_lo, double chi_beta_hi,
+                                   const CostFitOptions& options) {
   WrittenFit best;
   bool have = false;
   std::vector<CostPoint> scaled(pts.begin(), pts.end());
   const int steps = static_cast<int>(std::floor((std::max(1.0, max_omega) - 1) / 0.05 + 1e-9));
-  // χ: the grid point nearest 1 first, then outwards (nearest 1 wins a tie); only points
-  // within [chi_lo, chi_hi] (1 alone when the range is empty or a point).
-  std::vector<double> chis;
-  const auto inside = [&](double x) { return x >= chi_lo - 1e-9 && x <= chi_hi + 1e-9; };
-  if (inside(1.0) || !(chi_lo < chi_hi)) chis.push_back(1.0);
-  for (int i = 1; chi_lo < chi_hi; ++i) {
-    const double up = 1 + 0.05 * i, down = 1 - 0.05 * i;
-    if (up > chi_hi + 1e-9 && down < chi_lo - 1e-9) break;
-    if (inside(up)) chis.push_back(up);
-    if (inside(down) && down > 0) chis.push_back(down);
-  }
+  // A grid over [lo, hi]: the point nearest 1 first, then outwards (nearest 1 wins a tie); 1
+  // alone when the range is empty or a point.
+  const auto grid = [](double lo, double hi, double step) {
+    std::vector<double> xs;
+    const auto inside = [&](double x) { return x >= lo - 1e-9 && x <= hi + 1e-9; };
+    if (inside(1.0) || !(lo < hi)) xs.push_back(1.0);
+    for (int i = 1; lo < hi; ++i) {
+      const double up = 1 + step * i, down = 1 - step * i;
+      if (up > hi + 1e-9 && down < lo - 1e-9) break;
+      if (inside(up)) xs.push_back(up);
+      if (inside(down) && down > 0) xs.push_back(down);
+    }
+    return xs;
+  };
+  const bool apart = chi_beta_lo < chi_beta_hi;
+  const std::vector<double> chis = grid(chi_lo, chi_hi, apart ? 0.1 : 0.05);
+  const std::vector<double> chi_betas = apart ? grid(chi_beta_lo, chi_beta_hi, 0.1)
+                                              : std::vector<double>{-1};  // -1: χβ = χα
   for (const double chi : chis) {
-    for (int i = 0; i <= steps; ++i) {
-      const double omega = 1 + 0.05 * i;
-      for (std::size_t j = 0; j < pts.size(); ++j) {
-        const double x = 1 + pts[j].e * (chi - 1);
-        scaled[j].a = pts[j].a * x;
-        scaled[j].b = pts[j].b * (1 + pts[j].f * (omega - 1)) * x;
-      }
-      CostFit f = fit_cost_points(scaled);
-      if (!have || f.sse < best.fit.sse * (1 - 1e-12)) {
-        best.fit = std::move(f);
-        best.omega = omega;
-        best.chi = chi;
-        have = true;
+    for (const double chi_beta_at : chi_betas) {
+      const double chi_beta = chi_beta_at < 0 ? chi : chi_beta_at;
+      for (int i = 0; i <= steps; ++i) {
+        const double omega = 1 + 0.05 * i;
+        for (std::size_t j = 0; j < pts.size(); ++j) {
+          const double xa = 1 + pts[j].e * (chi - 1), xb = 1 + pts[j].e * (chi_beta - 1);
+          scaled[j].a = pts[j].a * xa;
+          scaled[j].xa = xa;
+          scaled[j].b = pts[j].b * (1 + pts[j].f * (omega - 1)) * xb;
+        }
+        CostFit f = fit_cost_points(scaled, options);
+        if (!have || f.sse < best.fit.sse * (1 - 1e-12)) {
+          best.fit = std::move(f);
+          best.omega = omega;
+          best.chi = chi;
+          best.chi_beta = chi_beta;
+          have = true;
+        }
       }
     }
   }

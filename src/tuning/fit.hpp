@@ -116,6 +116,19 @@ struct CostPoint {
   // of the critical path's latencies): those cost α of small messages (CostFit::alpha_small).
   // Below the break too: above + small <= 1.
   double small = 0;
+  // The factor a was scaled by for its exchanges (1 + e(χα − 1); fit_cost_points_written):
+  // the columns that split a point's rounds above the break take a / xa.
+  double xa = 1;
+};
+
+/// Which further columns fit_cost_points fits (fabcoll-calibrate: over the fabric where ranks
+/// share cores). split_above: the rounds above the break in two, one-way a(1 − e) at
+/// alpha_above and exchanges a·e at exchange_alpha_above (an α of their own instead of χα
+/// times it). call: (1 − e)(1 − above) once per point at call_wake (CostModel::call_wake: the
+/// lower segment's).
+struct CostFitOptions {
+  bool split_above = false;
+  bool call = false;
 };
 
 /// α, β of the collectives themselves: weighted (relative) least squares of t − c ≈ a α + b β
@@ -140,8 +153,12 @@ struct CostFit : LinearFit {
   double wake = 0;        // W, from the points' w (CostPoint::w); 0 where every w is 0
   double beta_large = 0;  // from the points' large bytes (CostPoint::large); beta where none
   double alpha_small = 0;  // from the points' small rounds (CostPoint::small); alpha where none
+  /// With CostFitOptions::split_above: an exchange's α above the break (seconds, not a
+  /// multiple); -1 where not fitted apart.
+  double exchange_alpha_above = -1;
+  double call_wake = 0;  // with CostFitOptions::call; else 0
 };
-CostFit fit_cost_points(std::span<const CostPoint> pts);
+CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& options = {});
 
 /// fit_cost_points with ω (CostModel::written) as a third parameter: each point's β bytes
 /// become b(1 + f(ω − 1)). Profile fit: for every ω of a grid over [1, max_omega] (steps of
@@ -150,13 +167,19 @@ CostFit fit_cost_points(std::span<const CostPoint> pts);
 /// CostModel::exchange_alpha and exchange_beta) is a fourth: a becomes a(1 + e(χ − 1)) and b
 /// b(1 + f(ω − 1))(1 + e(χ − 1)), profiled over a grid of [chi_lo, chi_hi] in steps of 0.05
 /// (on a tie the χ nearest 1, so points with e = 0 everywhere give χ = 1).
+///
+/// With chi_beta_lo < chi_beta_hi, χβ is profiled apart from χα (chi, then for χα) over
+/// [chi_beta_lo, chi_beta_hi] in steps of 0.1, and χα in steps of 0.1 too (a grid of two
+/// dimensions; used where ω is held at 1). options go to fit_cost_points.
 struct WrittenFit {
   CostFit fit;
   double omega = 1;
-  double chi = 1;
+  double chi = 1;       // χα (and χβ unless profiled apart)
+  double chi_beta = 1;  // χβ
 };
 WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega = 10,
-                                   double chi_lo = 1, double chi_hi = 1);
+                                   double chi_lo = 1, double chi_hi = 1, double chi_beta_lo = 1,
+                                   double chi_beta_hi = 1, const CostFitOptions& options = {});
 
 /// Which of several fits of the same timed points to keep, each with the points' rounds placed
 /// above its own candidate break (fits[i] with breaks[i]; breaks[0] = 0 is the fit without a

@@ -74,6 +74,8 @@ std::string to_json_text(const TuningFile& f) {
       link["small_below"] = l.model.small_below;
       link["alpha_small"] = l.model.alpha_small;
     }
+    if (l.exchange_alpha_above > 0) link["exchange_alpha_above"] = l.exchange_alpha_above;
+    if (l.model.call_wake > 0) link["call_wake"] = l.model.call_wake;
     j["links"].push_back(std::move(link));
   }
   j["gamma"] = json::array();
@@ -176,12 +178,29 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
       p.model.exchange_alpha = l.value("exchange_alpha", 1.0);
       p.model.exchange_beta = l.value("exchange_beta", 1.0);
       for (const double x : {p.model.exchange_alpha, p.model.exchange_beta}) {
-        if (!(x >= kExchangeMin && x <= kExchangeMax)) {
+        if (!(x >= kExchangeMin && x <= kExchangeFileMax)) {
           error = "link " + p.link_class +
                   ": exchange_alpha and exchange_beta must be numbers in [" +
-                  std::to_string(kExchangeMin) + ", " + std::to_string(kExchangeMax) + "]";
+                  std::to_string(kExchangeMin) + ", " + std::to_string(kExchangeFileMax) + "]";
           return std::nullopt;
         }
+      }
+      // χα above the break (optional, absent where not fitted apart): exchange_alpha.
+      if (const auto it = l.find("exchange_alpha_above"); it != l.end()) {
+        p.exchange_alpha_above = it->is_number() ? it->get<double>() : -1.0;
+        if (!(p.exchange_alpha_above >= kExchangeMin &&
+              p.exchange_alpha_above <= kExchangeFileMax)) {
+          error = "link " + p.link_class + ": exchange_alpha_above must be a number in [" +
+                  std::to_string(kExchangeMin) + ", " + std::to_string(kExchangeFileMax) + "]";
+          return std::nullopt;
+        }
+      }
+      // K (optional, absent where not fitted): 0.
+      if (const auto it = l.find("call_wake"); it != l.end())
+        p.model.call_wake = it->is_number() ? it->get<double>() : -1.0;
+      if (!(p.model.call_wake >= 0) || !std::isfinite(p.model.call_wake)) {
+        error = "link " + p.link_class + ": call_wake must be a number >= 0";
+        return std::nullopt;
       }
       // W (optional, absent where not fitted): 0, the texts' model.
       p.model.wake = l.value("wake", 0.0);
@@ -440,6 +459,8 @@ CostModel model_for(const TuningFile& f, std::string_view link_class, double typ
   if (hit->break_bytes > 0 && typical_bytes >= hit->break_bytes) {
     m.alpha = hit->alpha_above;
     m.beta = hit->beta_above;
+    if (hit->exchange_alpha_above > 0) m.exchange_alpha = hit->exchange_alpha_above;
+    m.call_wake = 0;  // K is the lower segment's (CostModel::call_wake)
     m.gap = -1;  // G was measured below the break; above it the sender moves every byte
   }
   if (const auto g = gamma_for(f, "sum", "float64")) m.gamma = *g;
@@ -465,11 +486,11 @@ std::string format_link_model(const LinkModel& l) {
   char text[1024];
   std::snprintf(text, sizeof text,
                 "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
+                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
                 m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
                 m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
                 l.above.beta, m.gap, l.above.gap, m.wake, m.large_from, m.beta_large, m.streamed,
-                m.small_below, m.alpha_small);
+                m.small_below, m.alpha_small, l.above.exchange_alpha, m.call_wake);
   return text;
 }
 
@@ -479,23 +500,27 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   int used = 0;
   if (std::sscanf(text.c_str(),
                   "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg "
-                  "%lg %lg%n",
+                  "%lg %lg %lg %lg%n",
                   &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
                   &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
                   &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &m.wake, &m.large_from,
-                  &m.beta_large, &m.streamed, &m.small_below, &m.alpha_small, &used) != 21 ||
+                  &m.beta_large, &m.streamed, &m.small_below, &m.alpha_small,
+                  &l.above.exchange_alpha, &m.call_wake, &used) != 23 ||
       used <= 0)
     return 0;
   // The numbers end at the end of the line or at a space: "… 1.1x" is garbled, not 1.1.
   auto end = static_cast<std::size_t>(used);
   if (end < text.size() && text[end] != ' ') return 0;
   while (end < text.size() && text[end] == ' ') ++end;
-  const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap;
+  const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap,
+               above_exchange = l.above.exchange_alpha;
   l.above = m;  // γ, o, δ, ω, χ, W, κ, β beyond the cache, α of small messages, the pull
                 // threshold: the link's
   l.above.alpha = above_alpha;
   l.above.beta = above_beta;
   l.above.gap = above_gap;
+  l.above.exchange_alpha = above_exchange;
+  l.above.call_wake = 0;  // K is the lower segment's (CostModel::call_wake)
   out = l;
   return end;
 }

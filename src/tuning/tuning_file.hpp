@@ -33,7 +33,11 @@
 //                  through rings costs as a multiple of alpha + beta m, > 0; absent: 1),
 //                  "small_below", "alpha_small" (optional, both or neither: α of small
 //                  messages, what a message of fewer than small_below bytes costs in place of
-//                  alpha, both > 0, small_below below break_bytes; absent: none) } ],
+//                  alpha, both > 0, small_below below break_bytes; absent: none),
+//                  "exchange_alpha_above" (optional: χα above the break, in
+//                  [kExchangeMin, kExchangeFileMax]; absent: exchange_alpha),
+//                  "call_wake" (optional: K, what a call adds once for the share of its path
+//                  not in exchanges, seconds, >= 0; absent: 0) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",
 //                "datatype": "byte", "gamma" }: δ, a local memcpy per byte),
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],
@@ -62,6 +66,10 @@ inline constexpr int kSchemaVersion = 2;
 /// worst serialises both directions and a core's other work (4), at best overlaps them (1/4).
 inline constexpr double kExchangeMin = 0.25;
 inline constexpr double kExchangeMax = 4;
+/// The largest χα a tuning file may hold: over the fabric with ranks sharing cores χα is fitted
+/// apart from χβ, and an exchange round there (every rank of a core sending and receiving)
+/// came out at 2.8–4.4 times a one-way round's α (p = 4 sockets on 2 cores).
+inline constexpr double kExchangeFileMax = 8;
 /// The oldest schema this build still reads (older files are rejected with a notice).
 inline constexpr int kOldestSchemaVersion = 1;
 inline constexpr std::string_view kFormat = "fabcoll-tuning";
@@ -88,6 +96,9 @@ struct LinkParams {
   double break_bytes = 0;  // protocol break: sizes >= break_bytes use alpha_above/beta_above
   double alpha_above = 0;
   double beta_above = 0;
+  /// χα above the break (JSON "exchange_alpha_above"), where it was fitted apart from the one
+  /// below (model.exchange_alpha); 0: the same.
+  double exchange_alpha_above = 0;
   /// The layout the parameters were measured in: 0 when every rank had a core of its own (the
   /// quiet ping-pong), else the number of ranks on the node when it has fewer cores than that
   /// (all ranks ping-ponging at once, see fabcoll-calibrate). Same class, other layout: another
@@ -199,7 +210,7 @@ std::optional<LinkModel> link_model_for(const TuningFile& f, std::string_view li
                                         int local_ranks = 0, std::string_view mapping = {});
 /// A link model as one line of text (every field that selection reads, both segments), and back:
 /// how rank 0's model reaches every rank at start-up, so that all select alike. The upper
-/// segment shares the lower one's fields apart from α, β and G. parse_link_model returns where
+/// segment shares the lower one's fields apart from α, β, G and χα. parse_link_model returns where
 /// the text after the numbers starts (past the spaces that must follow them), or 0 when the
 /// line is garbled.
 std::string format_link_model(const LinkModel& l);

@@ -452,6 +452,53 @@ TEST(Fit, CostPointsRecoverAlphaOfSmallMessages) {
   EXPECT_NEAR(fit_cost_points(pts).alpha_small / (0.5 * truth.alpha), 1.0, 0.15);
 }
 
+// Over the fabric (CostFitOptions): χα apart from χβ, an exchange's α above the break of its
+// own and K, a call's first wake-up, come back from points made with them (p = 4, a break at
+// 2 KiB, the timed collectives' algorithms at 256 B – 384 KiB), with χ on the grid; without
+// the options the same points do not fit.
+TEST(Fit, CostPointsRecoverExchangesApartAndACallsFirstWakeUp) {
+  const double brk = 2048;
+  CostModel truth{3e-5, 2.5e-10, 2.5e-11};
+  const double alpha_above = 6e-5, chi_a = 3.0, chi_b = 2.0, chi_above = 2.5, call = 4e-5;
+  std::vector<CostPoint> pts;
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+    if (alg->coll != Collective::bcast && alg->coll != Collective::reduce &&
+        alg->coll != Collective::allreduce && alg->coll != Collective::allgather)
+      continue;
+    for (double n : {256.0, 2048.0, 32768.0, 393216.0}) {
+      double a = 0, b = 0, c = 0;
+      if (!linear_cost_terms(*alg, n, 4, truth, a, b, c)) continue;
+      CostQuery q;
+      q.n = n;
+      q.p = 4;
+      q.k = 1;
+      q.m = truth;
+      const double e = alg->call_exchange_share(q);
+      const double above = sim_break_shares(*alg, 4, n, brk, -1).alpha;
+      const double t = c + a * (1 - above) * truth.alpha * (1 + e * (chi_a - 1)) +
+                       a * above * alpha_above * (1 - e + e * chi_above) +
+                       b * truth.beta * (1 + e * (chi_b - 1)) + (1 - e) * (1 - above) * call;
+      CostPoint pt{a, b, c, t, 0, e, above};
+      pts.push_back(pt);
+    }
+  }
+  ASSERT_GE(pts.size(), 40u);
+  CostFitOptions both;
+  both.split_above = both.call = true;
+  const WrittenFit w = fit_cost_points_written(pts, 1.0, 0.25, 8, 0.25, 4, both);
+  EXPECT_NEAR(w.chi, chi_a, 1e-9);
+  EXPECT_NEAR(w.chi_beta, chi_b, 1e-9);
+  EXPECT_NEAR(w.fit.alpha / truth.alpha, 1.0, 1e-6);
+  EXPECT_NEAR(w.fit.alpha_above / alpha_above, 1.0, 1e-6);
+  EXPECT_NEAR(w.fit.exchange_alpha_above / (chi_above * alpha_above), 1.0, 1e-6);
+  EXPECT_NEAR(w.fit.beta / truth.beta, 1.0, 1e-6);
+  EXPECT_NEAR(w.fit.call_wake / call, 1.0, 1e-6);
+  EXPECT_GT(fit_cost_points_written(pts, 1.0, 0.25, 4).fit.sse, 100 * (w.fit.sse + 1e-9));
+  EXPECT_EQ(fit_cost_points(pts).call_wake, 0);
+  EXPECT_EQ(fit_cost_points(pts).exchange_alpha_above, -1);
+}
+
 // The selector mixes α of small messages by the share of an algorithm's rounds in them:
 // recursive doubling's all-reduce at 256 B, p = 4 (256 B messages) keeps α, the ring's (64 B)
 // takes alpha_small, Rabenseifner's and the pipelines' packets by theirs; at 2 KiB none do.
@@ -1016,6 +1063,50 @@ TEST(Crossover, BetaBeyondTheCacheByTheShareOfBytes) {
   EXPECT_GE(std::ceil(4194304 / before.k), 524288);  // so the rule above was exercised
 }
 
+// K (CostModel::call_wake) is added once per call for the share of its path not in exchanges:
+// the naive broadcast's whole, none of recursive doubling's. Each segment's χα is kept where an
+// algorithm's rounds are mixed across a break: reduce + bcast at 1 KiB (its 1 KiB messages above
+// a 512 B break) takes the upper segment's exchange α, mixed by the share of its rounds.
+TEST(Crossover, ACallsFirstWakeUpAndEachSegmentsExchanges) {
+  const Algorithm* naive = find_algorithm(Collective::bcast, "naive");
+  const Algorithm* rd = find_algorithm(Collective::allreduce, "recursive_doubling");
+  const Algorithm* rab = find_algorithm(Collective::allreduce, "rabenseifner");
+  for (const Algorithm* a : {naive, rd, rab}) ASSERT_NE(a, nullptr);
+  CostModel m{3e-5, 2.5e-10, 2.5e-11};
+  m.exchange_alpha = 3;
+  CostModel k = m;
+  k.call_wake = 4e-5;
+  const auto cost = [](const Algorithm& a, const CostModel& model, double n) {
+    CostQuery q;
+    q.n = n;
+    q.p = 4;
+    q.k = 1;
+    q.m = model;
+    return a.predict(q);
+  };
+  EXPECT_NEAR(cost(*naive, k, 256) - cost(*naive, m, 256), 4e-5, 1e-12);
+  EXPECT_NEAR(cost(*rd, k, 256), cost(*rd, m, 256), 1e-12);
+  CostModel up = m;
+  up.alpha = 6e-5;
+  up.exchange_alpha = 2;
+  // Rabenseifner's all-reduce at 2 KiB, p = 4: 1 KiB and 512 B messages about a 1 KiB break.
+  const double share = sim_break_shares(*rab, 4, 2048, 1024, -1).alpha;
+  ASSERT_GT(share, 0.2);
+  ASSERT_LT(share, 0.8);
+  const PacketChoice c = segment_k(*rab, 2048, 4, m, up, 1024);
+  const double ow = 3e-5 + share * 3e-5, ex = 9e-5 + share * (12e-5 - 9e-5);
+  EXPECT_NEAR(c.m.alpha, ow, 1e-15);
+  EXPECT_NEAR(c.m.alpha * c.m.exchange_alpha, ex, 1e-15);
+  // K is the lower segment's, mixed by the share of the rounds below the break.
+  CostModel kb = m;
+  kb.call_wake = 4e-5;
+  EXPECT_NEAR(segment_k(*rab, 2048, 4, kb, up, 1024).m.call_wake, (1 - share) * 4e-5, 1e-15);
+  // One χα in both segments: as before, χα itself.
+  CostModel same = up;
+  same.exchange_alpha = 3;
+  EXPECT_NEAR(segment_k(*rab, 2048, 4, m, same, 1024).m.exchange_alpha, 3, 1e-12);
+}
+
 // κ (CostModel::streamed) scales the rounds a broadcast's further packets add (k >= 2) when
 // they go through the rings: the linear pipeline, the pipelined binary tree and the two-tree
 // broadcast at 256 KiB in 16 KiB packets cost their first packet's trip (the formula at k = 1
@@ -1357,6 +1448,7 @@ void expect_same_link(const LinkModel& got, const LinkModel& want) {
     EXPECT_EQ(g.streamed, w.streamed);
     EXPECT_EQ(g.small_below, w.small_below);
     EXPECT_EQ(g.alpha_small, w.alpha_small);
+    EXPECT_EQ(g.call_wake, w.call_wake);
   }
   EXPECT_EQ(got.break_bytes, want.break_bytes);
 }
@@ -1381,6 +1473,9 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   l.above.alpha = 4.5e-6;
   l.above.beta = 7.5e-11;
   l.above.gap = -1;
+  l.above.exchange_alpha = 2.25;
+  m.call_wake = 3.5e-5;
+  l.above.call_wake = 0;  // the lower segment's
   const std::string line = format_link_model(l) + " tuning text, with spaces";
   LinkModel back;
   const std::size_t used = parse_link_model(line, back);
@@ -1655,6 +1750,48 @@ TEST(TuningFile, StreamedRoundTripsAndIsChecked) {
     err.clear();
     EXPECT_FALSE(parse_tuning(replaced(text, entry, bad), err)) << bad;
     EXPECT_NE(err.find("streamed must be a number > 0"), std::string::npos) << err;
+  }
+}
+
+// χα above the break and K travel in the link entry: χα above into the upper segment's model
+// only, K into both; absent means χα and 0; out of range or not a number is rejected.
+TEST(TuningFile, ExchangesAboveTheBreakAndACallsFirstWakeUpRoundTrip) {
+  TuningFile f = sample();
+  f.links[1].exchange_alpha_above = 2.5;
+  f.links[1].model.call_wake = 4e-5;
+  f.links[1].model.exchange_alpha = 5.5;  // above kExchangeMax, within what a file may hold
+  const std::string text = to_json_text(f);
+  std::string err;
+  const auto g = parse_tuning(text, err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(to_json_text(*g), text);
+  EXPECT_EQ(model_for(*g, "ofi/sockets").exchange_alpha, 5.5);
+  EXPECT_EQ(model_for(*g, "ofi/sockets", 1 << 20).exchange_alpha, 2.5);
+  EXPECT_EQ(model_for(*g, "ofi/sockets").call_wake, 4e-5);
+  EXPECT_EQ(model_for(*g, "ofi/sockets", 1 << 20).call_wake, 0);  // the lower segment's
+  const auto link = link_model_for(*g, "ofi/sockets");
+  ASSERT_TRUE(link);
+  EXPECT_EQ(link->above.exchange_alpha, 2.5);
+  EXPECT_EQ(link->below.exchange_alpha, 5.5);
+  EXPECT_EQ(model_for(*g, "shm").call_wake, 0);
+  const std::string above = "\"exchange_alpha_above\": 2.5", call = "\"call_wake\": 4e-05";
+  ASSERT_NE(text.find(above), std::string::npos) << text;
+  ASSERT_NE(text.find(call), std::string::npos) << text;
+  const auto h = parse_tuning(
+      replaced(replaced(text, above, "\"r2_more\": 1.0"), call, "\"r2_less\": 1.0"), err);
+  ASSERT_TRUE(h) << err;
+  EXPECT_EQ(model_for(*h, "ofi/sockets", 1 << 20).exchange_alpha, 5.5);
+  EXPECT_EQ(model_for(*h, "ofi/sockets").call_wake, 0);
+  for (const auto& [what, with, message] :
+       {std::tuple{above, std::string("\"exchange_alpha_above\": 9"),
+                   "exchange_alpha_above must be a number in"},
+        std::tuple{above, std::string("\"exchange_alpha_above\": \"x\""),
+                   "exchange_alpha_above must be a number in"},
+        std::tuple{call, std::string("\"call_wake\": -1e-6"), "call_wake must be a number >= 0"},
+        std::tuple{call, std::string("\"call_wake\": \"x\""), "call_wake must be a number"}}) {
+    err.clear();
+    EXPECT_FALSE(parse_tuning(replaced(text, what, with), err)) << with;
+    EXPECT_NE(err.find(message), std::string::npos) << err;
   }
 }
 

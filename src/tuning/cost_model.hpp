@@ -147,9 +147,9 @@ struct CostModel {
   /// and reduce + bcast 29–40% over it. A first message above the link's break hides it (the
   /// receiver is switched in while the bytes arrive): K belongs to the lower segment (the
   /// upper one's is 0), and an algorithm whose rounds lie on both sides takes it by the share
-  /// below (tuning::mixed_segments). Charged to every round it went 4–23% under reduce +
-  /// bcast's time at 2 KiB – 384 KiB and chose it over recursive doubling at 29 KiB – 8 MiB,
-  /// where it was 3–17% slower (two launches). Fitted with the others to the timed collectives
+  /// below (tuning::mixed_segments). Charged at every size (a first version) it put reduce +
+  /// bcast 9–23% under its time at 2 KiB – 384 KiB and chose it over recursive doubling from
+  /// 29–58 KiB up, where it was 3–17% slower (three launches). Fitted with the others to the timed collectives
   /// over the fabric where ranks share cores (fabcoll-calibrate); 0 (the texts' model)
   /// elsewhere.
   double call_wake = 0;

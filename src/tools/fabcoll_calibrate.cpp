@@ -1388,11 +1388,10 @@ int main(int argc, char** argv) {
                                    : 0.0;
             // Its rounds of small messages, as tuning::segment_k mixes α.
             const double small =
-                small_bytes > 0
-                    ? 1 - fabcoll::sim_break_shares(*alg, p, n, small_bytes, -1).alpha
-                    : 0.0;
-            pts.push_back({ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0,
-                           w, big, small});
+                small_bytes > 0 ? 1 - fabcoll::sim_break_shares(*alg, p, n, small_bytes, -1).alpha
+                                : 0.0;
+            pts.push_back({ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0, w,
+                           big, small});
             point_above.push_back(std::move(above));
           }
           if (cands.empty()) continue;
@@ -1509,11 +1508,10 @@ int main(int argc, char** argv) {
       lp.alpha_above = lp.break_bytes > 0 ? std::max(1e-9, cf.alpha_above) : lp.model.alpha;
       lp.beta_above = lp.model.beta;
       // An exchange's α above the break, as a multiple of the one-way α there.
-      lp.exchange_alpha_above =
-          lp.break_bytes > 0 && cf.exchange_alpha_above >= 0
-              ? std::clamp(cf.exchange_alpha_above / lp.alpha_above, tuning::kExchangeMin,
-                           tuning::kExchangeFileMax)
-              : 0.0;
+      lp.exchange_alpha_above = lp.break_bytes > 0 && cf.exchange_alpha_above >= 0
+                                    ? std::clamp(cf.exchange_alpha_above / lp.alpha_above,
+                                                 tuning::kExchangeMin, tuning::kExchangeFileMax)
+                                    : 0.0;
       lp.r2 = cf.r2;
       lp.points = static_cast<int>(train.size());
       // The fit held o and G fixed (linear_cost_terms counts measured ones in c); keep o <= α
@@ -1954,8 +1952,9 @@ int main(int argc, char** argv) {
                                        : " (no break: none paid for its α)",
                     lp.break_bytes, 1 / fit_break_gain);
       if (oversub_fit == "collectives" && lp.model.has_small())
-        std::printf("; alpha of messages below %.0f B (injected) = %.3g s: error x%.2f of one alpha",
-                    lp.model.small_below, lp.model.alpha_small, 1 / fit_small_gain);
+        std::printf(
+            "; alpha of messages below %.0f B (injected) = %.3g s: error x%.2f of one alpha",
+            lp.model.small_below, lp.model.alpha_small, 1 / fit_small_gain);
       else if (oversub_fit == "collectives" && small_bytes > 0)
         std::printf("; no alpha of its own below %.0f B (injected): error x%.2f with one",
                     small_bytes, 1 / fit_small_gain);
@@ -2099,8 +2098,8 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < train.size(); ++i)
           csv << train_names[i] << ',' << train[i].a << ',' << train[i].b << ',' << train[i].c
               << ',' << train[i].f << ',' << train[i].e << ',' << train[i].above << ','
-              << train[i].t << ',' << train[i].w << ',' << train[i].large << ','
-              << train[i].small << '\n';
+              << train[i].t << ',' << train[i].w << ',' << train[i].large << ',' << train[i].small
+              << '\n';
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");
@@ -2154,7 +2153,8 @@ int main(int argc, char** argv) {
          << (lp.model.has_small() ? fmt("%.3f", lp.model.alpha_small * 1e6) + ", " +
                                         fmt("%.0f", lp.model.small_below) + " B"
                                   : std::string("none"))
-         << " | " << fmt("%.3f", lp.model.call_wake * 1e6) << " |\n\nω: data its sender wrote within the collective (received, combined, "
+         << " | " << fmt("%.3f", lp.model.call_wake * 1e6)
+         << " |\n\nω: data its sender wrote within the collective (received, combined, "
             "copied) costs βω per byte; measured by the ping-pong bouncing a buffer, each "
             "round trip right after an untouched one, from "
          << fmt("%.0f", written_from) << " B up to below " << fmt("%.0f", written_sizes_end())

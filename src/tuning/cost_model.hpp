@@ -149,8 +149,8 @@ struct CostModel {
   /// upper one's is 0), and an algorithm whose rounds lie on both sides takes it by the share
   /// below (tuning::mixed_segments). Charged at every size (a first version) it put reduce +
   /// bcast 9–23% under its time at 2 KiB – 384 KiB and chose it over recursive doubling from
-  /// 29–58 KiB up, where it was 3–17% slower (three launches). Fitted with the others to the timed collectives
-  /// over the fabric where ranks share cores (fabcoll-calibrate); 0 (the texts' model)
+  /// 29–58 KiB up, where it was 3–17% slower (three launches). Fitted with the others to the timed
+  /// collectives over the fabric where ranks share cores (fabcoll-calibrate); 0 (the texts' model)
   /// elsewhere.
   double call_wake = 0;
 

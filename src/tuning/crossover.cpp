@@ -142,6 +142,21 @@ PacketChoice segment_k_of(const Algorithm& alg, double n, int p, const CostModel
   return best;
 }
 
+// The share of a whole-message algorithm's critical path carried by messages of at least
+// `bytes`: of its bytes (of_bytes) or of its latencies. The sim's, for its strategy under m;
+// past kSimStepsMaxP by its mean message (all or nothing).
+double share_from(const Algorithm& alg, double n, int p, const CostModel& m, double bytes,
+                  bool of_bytes) {
+  if (p >= 2 && p <= kSimStepsMaxP) {
+    CostQuery q = query(n, p, m);
+    q.k = 1;
+    const long strategy = alg.strategy != nullptr ? static_cast<long>(alg.strategy(q)) : -1;
+    const BreakShares s = sim_break_shares(alg, p, n, bytes, strategy);
+    return of_bytes ? s.beta : s.alpha;
+  }
+  return mean_message_bytes(alg, n, p, m) >= bytes ? 1.0 : 0.0;
+}
+
 // β beyond the cache: a pipelined algorithm's packets at or above large_from cost beta_large;
 // a whole-message algorithm's β is mixed by the share of its critical path's bytes in messages
 // at or above it (the sim's, as for a break; past kSimStepsMaxP by its mean message).
@@ -162,15 +177,7 @@ PacketChoice with_large(const Algorithm& alg, double n, int p, PacketChoice c) {
     };
     return std::ceil(n / small.k) < m.large_from && cost(small) < cost(big) ? small : big;
   }
-  double share = 0;
-  if (p >= 2 && p <= kSimStepsMaxP) {
-    CostQuery q = query(n, p, m);
-    q.k = 1;
-    const long strategy = alg.strategy != nullptr ? static_cast<long>(alg.strategy(q)) : -1;
-    share = sim_break_shares(alg, p, n, m.large_from, strategy).beta;
-  } else {
-    share = mean_message_bytes(alg, n, p, m) >= m.large_from ? 1.0 : 0.0;
-  }
+  const double share = share_from(alg, n, p, m, m.large_from, true);
   if (share >= 1)
     c.m.beta = m.beta_large;
   else if (share > 0)
@@ -191,15 +198,7 @@ PacketChoice with_small(const Algorithm& alg, double n, int p, const CostModel& 
     if (std::ceil(n / std::max(c.k, 1.0)) < m.small_below) c.m.alpha = m.alpha_small;
     return c;
   }
-  double share = 0;  // of the rounds, at or above small_below
-  if (p >= 2 && p <= kSimStepsMaxP) {
-    CostQuery q = query(n, p, m);
-    q.k = 1;
-    const long strategy = alg.strategy != nullptr ? static_cast<long>(alg.strategy(q)) : -1;
-    share = sim_break_shares(alg, p, n, m.small_below, strategy).alpha;
-  } else {
-    share = mean_message_bytes(alg, n, p, m) >= m.small_below ? 1.0 : 0.0;
-  }
+  const double share = share_from(alg, n, p, m, m.small_below, false);  // of the rounds
   // Exchanges among them at the lower segment's χα: their α is mixed the same way.
   if (share <= 0) {
     c.m.alpha = m.alpha_small;

@@ -373,8 +373,8 @@ WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_om
   };
   const bool apart = chi_beta_lo < chi_beta_hi;
   const std::vector<double> chis = grid(chi_lo, chi_hi, apart ? 0.1 : 0.05);
-  const std::vector<double> chi_betas = apart ? grid(chi_beta_lo, chi_beta_hi, 0.1)
-                                              : std::vector<double>{-1};  // -1: χβ = χα
+  const std::vector<double> chi_betas =
+      apart ? grid(chi_beta_lo, chi_beta_hi, 0.1) : std::vector<double>{-1};  // -1: χβ = χα
   for (const double chi : chis) {
     for (const double chi_beta_at : chi_betas) {
       const double chi_beta = chi_beta_at < 0 ? chi : chi_beta_at;

@@ -150,8 +150,8 @@ struct CostFitOptions {
 /// β alone.
 struct CostFit : LinearFit {
   double alpha_above = 0;
-  double wake = 0;        // W, from the points' w (CostPoint::w); 0 where every w is 0
-  double beta_large = 0;  // from the points' large bytes (CostPoint::large); beta where none
+  double wake = 0;         // W, from the points' w (CostPoint::w); 0 where every w is 0
+  double beta_large = 0;   // from the points' large bytes (CostPoint::large); beta where none
   double alpha_small = 0;  // from the points' small rounds (CostPoint::small); alpha where none
   /// With CostFitOptions::split_above: an exchange's α above the break (seconds, not a
   /// multiple); -1 where not fitted apart.

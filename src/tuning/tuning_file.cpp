@@ -461,7 +461,7 @@ CostModel model_for(const TuningFile& f, std::string_view link_class, double typ
     m.beta = hit->beta_above;
     if (hit->exchange_alpha_above > 0) m.exchange_alpha = hit->exchange_alpha_above;
     m.call_wake = 0;  // K is the lower segment's (CostModel::call_wake)
-    m.gap = -1;  // G was measured below the break; above it the sender moves every byte
+    m.gap = -1;       // G was measured below the break; above it the sender moves every byte
   }
   if (const auto g = gamma_for(f, "sum", "float64")) m.gamma = *g;
   // δ: the measured local copy (files before it: the built-in value). Measured by one rank

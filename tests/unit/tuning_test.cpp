@@ -359,6 +359,42 @@ TEST(Fit, CostPointsRecoverTheWakeUp) {
   }
 }
 
+// The fit's training runs at p = 4 (fabcoll-calibrate's: the whole-message bcast, reduce,
+// all-reduce and all-gather algorithms) at each of `sizes`: fn(alg, n, a, b, c) with the
+// linear terms of its cost under `at` (linear_cost_terms).
+template <class Fn>
+void for_each_training_run(const CostModel& at, std::initializer_list<double> sizes, Fn fn) {
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+    if (alg->coll != Collective::bcast && alg->coll != Collective::reduce &&
+        alg->coll != Collective::allreduce && alg->coll != Collective::allgather)
+      continue;
+    for (const double n : sizes) {
+      double a = 0, b = 0, c = 0;
+      if (linear_cost_terms(*alg, n, 4, at, a, b, c)) fn(*alg, n, a, b, c);
+    }
+  }
+}
+
+// A split column of fit_cost_points recovered: on the exact points α, β and got(fit) come back
+// (want), blanking the points' split (blank) leaves them unfitted, and with 2% noise got(fit)
+// is within tol of want.
+void expect_column_recovered(std::vector<CostPoint> pts, const CostModel& truth,
+                             double (*got)(const CostFit&), double want, void (*blank)(CostPoint&),
+                             unsigned seed, double tol) {
+  const CostFit f = fit_cost_points(pts);
+  EXPECT_NEAR(f.alpha / truth.alpha, 1.0, 1e-6);
+  EXPECT_NEAR(f.beta / truth.beta, 1.0, 1e-6);
+  EXPECT_NEAR(got(f) / want, 1.0, 1e-6);
+  std::vector<CostPoint> blind = pts;
+  for (CostPoint& p : blind) blank(p);
+  EXPECT_GT(fit_cost_points(blind).sse, 1e-3);
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0.0, 0.02);
+  for (CostPoint& p : pts) p.t *= 1 + noise(rng);
+  EXPECT_NEAR(got(fit_cost_points(pts)) / want, 1.0, tol);
+}
+
 // β beyond the cache (CostModel::large_from, beta_large): times made at p = 4 with whole
 // messages from 512 KiB at 1.5 β (this machine's fit: 1.24 times), bcast, reduce, all-reduce
 // and all-gather at the sizes fabcoll-calibrate times with 1 MiB added, each point marked with
@@ -370,41 +406,27 @@ TEST(Fit, CostPointsRecoverBetaBeyondTheCache) {
   CostModel truth{3e-6, 1.2e-10, 2.5e-11};
   std::vector<CostPoint> pts;
   std::vector<CostPoint> small;
-  for (const Algorithm* alg : all_algorithms()) {
-    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
-    if (alg->coll != Collective::bcast && alg->coll != Collective::reduce &&
-        alg->coll != Collective::allreduce && alg->coll != Collective::allgather)
-      continue;
-    for (double n : {64.0, 2048.0, 32768.0, 393216.0, 1048576.0}) {
-      double a = 0, b = 0, c = 0;
-      if (!linear_cost_terms(*alg, n, 4, truth, a, b, c)) continue;
-      const double share = n >= from ? sim_break_shares(*alg, 4, n, from, -1).beta : 0.0;
-      CostQuery q;
-      q.n = n;
-      q.p = 4;
-      q.k = 1;
-      q.m = truth;
-      q.m.beta = truth.beta * (1 + 0.5 * share);
-      pts.push_back({a, b, c, alg->predict(q), 0, 0, 0, 0, share});
-      if (n < from) small.push_back(pts.back());
-    }
-  }
+  for_each_training_run(truth, {64.0, 2048.0, 32768.0, 393216.0, 1048576.0},
+                        [&](const Algorithm& alg, double n, double a, double b, double c) {
+                          const double share =
+                              n >= from ? sim_break_shares(alg, 4, n, from, -1).beta : 0.0;
+                          CostQuery q;
+                          q.n = n;
+                          q.p = 4;
+                          q.k = 1;
+                          q.m = truth;
+                          q.m.beta = truth.beta * (1 + 0.5 * share);
+                          pts.push_back({a, b, c, alg.predict(q), 0, 0, 0, 0, share});
+                          if (n < from) small.push_back(pts.back());
+                        });
   ASSERT_GE(pts.size(), 40u);
   bool mixed = false;
   for (const CostPoint& p : pts) mixed = mixed || (p.large > 0 && p.large < 1);
   EXPECT_TRUE(mixed);  // Rabenseifner's n/2 and n/4 at 1 MiB: some bytes beyond, some not
-  const CostFit f = fit_cost_points(pts);
-  EXPECT_NEAR(f.alpha / truth.alpha, 1.0, 1e-6);
-  EXPECT_NEAR(f.beta / truth.beta, 1.0, 1e-6);
-  EXPECT_NEAR(f.beta_large / (1.5 * truth.beta), 1.0, 1e-6);
-  std::vector<CostPoint> blind = pts;
-  for (CostPoint& p : blind) p.large = 0;
-  EXPECT_GT(fit_cost_points(blind).sse, 1e-3);
+  expect_column_recovered(
+      pts, truth, [](const CostFit& f) { return f.beta_large; }, 1.5 * truth.beta,
+      [](CostPoint& p) { p.large = 0; }, 7, 0.1);
   EXPECT_EQ(fit_cost_points(small).beta_large, fit_cost_points(small).beta);
-  std::mt19937 rng(7);
-  std::normal_distribution<double> noise(0.0, 0.02);
-  for (CostPoint& p : pts) p.t *= 1 + noise(rng);
-  EXPECT_NEAR(fit_cost_points(pts).beta_large / (1.5 * truth.beta), 1.0, 0.1);
 }
 
 // α of small messages (CostModel::small_below): points whose rounds partly carry messages below
@@ -415,41 +437,26 @@ TEST(Fit, CostPointsRecoverAlphaOfSmallMessages) {
   const double below = 256;
   CostModel truth{4e-5, 2.5e-10, 2.5e-11};
   std::vector<CostPoint> pts, large;
-  for (const Algorithm* alg : all_algorithms()) {
-    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
-    if (alg->coll != Collective::bcast && alg->coll != Collective::reduce &&
-        alg->coll != Collective::allreduce && alg->coll != Collective::allgather)
-      continue;
-    for (double n : {256.0, 2048.0, 32768.0, 393216.0}) {
-      double a = 0, b = 0, c = 0;
-      if (!linear_cost_terms(*alg, n, 4, truth, a, b, c)) continue;
-      const double small = 1 - sim_break_shares(*alg, 4, n, below, -1).alpha;
-      CostQuery q;
-      q.n = n;
-      q.p = 4;
-      q.k = 1;
-      q.m = truth;
-      q.m.alpha = truth.alpha * (1 - 0.5 * small);
-      CostPoint pt{a, b, c, alg->predict(q)};
-      pt.small = small;
-      pts.push_back(pt);
-      if (small == 0) large.push_back(pt);
-    }
-  }
+  for_each_training_run(truth, {256.0, 2048.0, 32768.0, 393216.0},
+                        [&](const Algorithm& alg, double n, double a, double b, double c) {
+                          const double small = 1 - sim_break_shares(alg, 4, n, below, -1).alpha;
+                          CostQuery q;
+                          q.n = n;
+                          q.p = 4;
+                          q.k = 1;
+                          q.m = truth;
+                          q.m.alpha = truth.alpha * (1 - 0.5 * small);
+                          CostPoint pt{a, b, c, alg.predict(q)};
+                          pt.small = small;
+                          pts.push_back(pt);
+                          if (small == 0) large.push_back(pt);
+                        });
   ASSERT_GE(pts.size(), 30u);
   EXPECT_TRUE(std::any_of(pts.begin(), pts.end(), [](const CostPoint& p) { return p.small > 0; }));
-  const CostFit f = fit_cost_points(pts);
-  EXPECT_NEAR(f.alpha / truth.alpha, 1.0, 1e-6);
-  EXPECT_NEAR(f.beta / truth.beta, 1.0, 1e-6);
-  EXPECT_NEAR(f.alpha_small / (0.5 * truth.alpha), 1.0, 1e-6);
-  std::vector<CostPoint> blind = pts;
-  for (CostPoint& p : blind) p.small = 0;
-  EXPECT_GT(fit_cost_points(blind).sse, 1e-3);
+  expect_column_recovered(
+      pts, truth, [](const CostFit& f) { return f.alpha_small; }, 0.5 * truth.alpha,
+      [](CostPoint& p) { p.small = 0; }, 11, 0.15);
   EXPECT_EQ(fit_cost_points(large).alpha_small, fit_cost_points(large).alpha);
-  std::mt19937 rng(11);
-  std::normal_distribution<double> noise(0.0, 0.02);
-  for (CostPoint& p : pts) p.t *= 1 + noise(rng);
-  EXPECT_NEAR(fit_cost_points(pts).alpha_small / (0.5 * truth.alpha), 1.0, 0.15);
 }
 
 // Over the fabric (CostFitOptions): χα apart from χβ, an exchange's α above the break of its
@@ -461,28 +468,21 @@ TEST(Fit, CostPointsRecoverExchangesApartAndACallsFirstWakeUp) {
   CostModel truth{3e-5, 2.5e-10, 2.5e-11};
   const double alpha_above = 6e-5, chi_a = 3.0, chi_b = 2.0, chi_above = 2.5, call = 4e-5;
   std::vector<CostPoint> pts;
-  for (const Algorithm* alg : all_algorithms()) {
-    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
-    if (alg->coll != Collective::bcast && alg->coll != Collective::reduce &&
-        alg->coll != Collective::allreduce && alg->coll != Collective::allgather)
-      continue;
-    for (double n : {256.0, 2048.0, 32768.0, 393216.0}) {
-      double a = 0, b = 0, c = 0;
-      if (!linear_cost_terms(*alg, n, 4, truth, a, b, c)) continue;
-      CostQuery q;
-      q.n = n;
-      q.p = 4;
-      q.k = 1;
-      q.m = truth;
-      const double e = alg->call_exchange_share(q);
-      const double above = sim_break_shares(*alg, 4, n, brk, -1).alpha;
-      const double t = c + a * (1 - above) * truth.alpha * (1 + e * (chi_a - 1)) +
-                       a * above * alpha_above * (1 - e + e * chi_above) +
-                       b * truth.beta * (1 + e * (chi_b - 1)) + (1 - e) * (1 - above) * call;
-      CostPoint pt{a, b, c, t, 0, e, above};
-      pts.push_back(pt);
-    }
-  }
+  for_each_training_run(truth, {256.0, 2048.0, 32768.0, 393216.0},
+                        [&](const Algorithm& alg, double n, double a, double b, double c) {
+                          CostQuery q;
+                          q.n = n;
+                          q.p = 4;
+                          q.k = 1;
+                          q.m = truth;
+                          const double e = alg.call_exchange_share(q);
+                          const double above = sim_break_shares(alg, 4, n, brk, -1).alpha;
+                          const double t =
+                              c + a * (1 - above) * truth.alpha * (1 + e * (chi_a - 1)) +
+                              a * above * alpha_above * (1 - e + e * chi_above) +
+                              b * truth.beta * (1 + e * (chi_b - 1)) + (1 - e) * (1 - above) * call;
+                          pts.push_back({a, b, c, t, 0, e, above});
+                        });
   ASSERT_GE(pts.size(), 40u);
   CostFitOptions both;
   both.split_above = both.call = true;
@@ -524,8 +524,7 @@ TEST(Crossover, AlphaOfSmallMessagesByTheShareOfRounds) {
   up.alpha = 8e-5;
   const double at = sim_break_shares(*rb, 4, 1024, 512, -1).alpha;
   const double small = 1 - sim_break_shares(*rb, 4, 1024, 256, -1).alpha;
-  EXPECT_NEAR(segment_k(*rb, 1024, 4, sm, up, 512).m.alpha,
-              4e-5 + at * 4e-5 - small * 2e-5, 1e-15);
+  EXPECT_NEAR(segment_k(*rb, 1024, 4, sm, up, 512).m.alpha, 4e-5 + at * 4e-5 - small * 2e-5, 1e-15);
   // A pipeline by its packet: 64 B packets of 4 KiB take alpha_small.
   const PacketChoice piped = segment_k(*lin, 4096, 4, sm, sm, 0);
   EXPECT_EQ(piped.m.alpha, std::ceil(4096 / piped.k) < 256 ? 2e-5 : 4e-5);
@@ -1692,11 +1691,10 @@ void expect_key_pair_checked(const TuningFile& f, const std::string& first,
   EXPECT_FALSE((model_for(*h, "ofi/sockets").*has)());
   const std::string first_key = first.substr(0, first.find(':'));
   const std::string second_key = second.substr(0, second.find(':'));
-  for (const auto& [what, with] : {std::pair{first, std::string("\"r2_more\": 1.0")},
-                                   std::pair{second, std::string("\"r2_more\": 1.0")},
-                                   std::pair{second, second_key + ": 0"},
-                                   std::pair{first, first_key + ": \"x\""},
-                                   std::pair{second, second_key + ": -1e-10"}}) {
+  for (const auto& [what, with] :
+       {std::pair{first, std::string("\"r2_more\": 1.0")},
+        std::pair{second, std::string("\"r2_more\": 1.0")}, std::pair{second, second_key + ": 0"},
+        std::pair{first, first_key + ": \"x\""}, std::pair{second, second_key + ": -1e-10"}}) {
     err.clear();
     EXPECT_FALSE(parse_tuning(replaced(text, what, with), err)) << with;
     EXPECT_NE(err.find(message), std::string::npos) << err;

@@ -108,9 +108,8 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   // packet's round (its share not in exchanges) it put the two-tree all-reduce 28-44% over its
   // measured time (p = 4 on 2 cores, 256 B - 64 KiB; 28% under to 18% over without).
   const bool wakes = m.wake > 0 && fans_in(coll) && optimal_k == nullptr;
-  const double e = (m.exchange_alpha != 1 || m.exchange_beta != 1 || wakes) && exchange_share
-                       ? std::clamp(exchange_share(q), 0.0, 1.0)
-                       : 0.0;
+  const double e =
+      m.exchange_alpha != 1 || m.exchange_beta != 1 || wakes ? clamped_exchange_share(q) : 0.0;
   m.alpha = m.round_alpha(e, wakes);
   m.beta *= 1 + e * (m.exchange_beta - 1);
   // κ: a broadcast's packets streamed through rings (CostModel::streamed). The first packet
@@ -138,7 +137,7 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   return m;
 }
 
-double Algorithm::call_exchange_share(const CostQuery& q) const {
+double Algorithm::clamped_exchange_share(const CostQuery& q) const {
   return exchange_share != nullptr ? std::clamp(exchange_share(q), 0.0, 1.0) : 0.0;
 }
 

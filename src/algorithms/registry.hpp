@@ -160,12 +160,12 @@ struct Algorithm {
   /// cost(q) under costed(q), plus a call's first wake-up (CostModel::call_wake) for the share
   /// of its path not in exchanges: what the selector, the tables and the validation predict.
   [[nodiscard]] double predict(CostQuery q) const {
-    const double first = q.m.call_wake > 0 ? q.m.call_wake * (1 - call_exchange_share(q)) : 0;
+    const double first = q.m.call_wake > 0 ? q.m.call_wake * (1 - clamped_exchange_share(q)) : 0;
     q.m = costed(q);
     return cost(q) + first;
   }
-  /// exchange_share clamped to [0, 1] (0 without one).
-  [[nodiscard]] double call_exchange_share(const CostQuery& q) const;
+  /// exchange_share at q clamped to [0, 1] (0 without one): the e that costed and predict charge.
+  [[nodiscard]] double clamped_exchange_share(const CostQuery& q) const;
 };
 
 /// Every registered algorithm.

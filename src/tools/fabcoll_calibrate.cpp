@@ -1378,8 +1378,7 @@ int main(int argc, char** argv) {
             const bool charged =
                 !(fq.m.written_from > 0 && alg->mean_message(fq) < fq.m.written_from);
             cands.push_back(alg);
-            const double e =
-                alg->exchange_share ? std::clamp(alg->exchange_share(fq), 0.0, 1.0) : 0.0;
+            const double e = alg->clamped_exchange_share(fq);
             // Its rounds that wait for a wake-up, as Algorithm::costed charges W.
             const double w = fabcoll::fans_in(c) ? ua * (1 - e) : 0.0;
             // Its bytes in whole messages beyond the cache, as tuning::segment_k mixes β.
@@ -1448,13 +1447,14 @@ int main(int argc, char** argv) {
       // (CostModel::call_wake). p = 4 sockets on 2 cores, the timed collectives at 256 B of
       // thirteen --quick launches: a one-way call's first round took about 90 µs and its later
       // rounds 20-30 (the naive broadcast 100, the binomial tree 115, reduce + bcast 169), an
-      // exchange round about 105; with one α per round (χα = χβ) reduce + bcast came out
-      // 29-40% over its time and above recursive doubling's prediction in every launch, where
-      // it was within 2% of recursive doubling or faster in all thirteen. With these (refitted
-      // offline from the same launches' training.csv) it came out below recursive doubling in
-      // eleven and level in two, and the fit's weighted error fell to 0.49-0.75 of what it was.
-      // K below the break only (CostModel::call_wake): charged to every round it put reduce +
-      // bcast under recursive doubling from 29 KiB, where it was 3-17% slower.
+      // exchange round about 105; with one α per round (χα = χβ) the fit put reduce + bcast
+      // 9-40% over its time (six launches) and predicted it above recursive doubling in every
+      // launch, where it was within 2% of recursive doubling or faster in all thirteen. With
+      // these (refitted offline from the same launches' training.csv) it came out below
+      // recursive doubling in eleven and level in two, and in the four launches compared the
+      // fit's weighted error fell to 0.37-0.64 of what it was. K below the break only
+      // (CostModel::call_wake): charged at every size it put reduce + bcast under recursive
+      // doubling from 29 KiB, where it was 3-17% slower.
       tuning::CostFitOptions fit_options;
       fit_options.split_above = fit_options.call = fabric;
       const auto fit_of = [&](const std::vector<tuning::CostPoint>& tr) {

@@ -105,9 +105,9 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
       model_source.c_str());
   if (link.has_break())
     std::printf(
-        "# protocol break at %.0f B: from there alpha = %.3g s, beta = %.3g s/B (segment "
-        "'above': the algorithm's messages or packets fall there)\n",
-        link.break_bytes, link.above.alpha, link.above.beta);
+        "# protocol break at %.0f B: from there alpha = %.3g s, beta = %.3g s/B, an exchange "
+        "%.2f alpha (segment 'above': the algorithm's messages or packets fall there)\n",
+        link.break_bytes, link.above.alpha, link.above.beta, link.above.exchange_alpha);
   std::printf(
       "# data its sender wrote within the collective (received, combined, copied) costs %.2f "
       "beta a byte%s; 'written' is the share f of each algorithm's bytes that carry it%s\n",
@@ -141,7 +141,7 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
   if (m.call_wake > 0)
     std::printf(
         "# a call's first wake-up: K = %.3g us once per call, times the share of its path not in "
-        "exchanges\n",
+        "exchanges (below the break only)\n",
         m.call_wake * 1e6);
   if (m.has_small())
     std::printf(

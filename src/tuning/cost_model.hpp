@@ -143,15 +143,15 @@ struct CostModel {
   /// message waits for its receiver to be switched back in; later rounds of the same call find
   /// it there. p = 4 sockets on 2 cores, fabcoll-calibrate --quick's timed collectives at 256 B
   /// (13 launches): the naive broadcast (one round) about 100 µs, the binomial tree (two) 115,
-  /// reduce + bcast (four) 169, where one α per round put the naive one 27–39% under its time
-  /// and reduce + bcast 29–40% over it. A first message above the link's break hides it (the
-  /// receiver is switched in while the bytes arrive): K belongs to the lower segment (the
-  /// upper one's is 0), and an algorithm whose rounds lie on both sides takes it by the share
-  /// below (tuning::mixed_segments). Charged at every size (a first version) it put reduce +
-  /// bcast 9–23% under its time at 2 KiB – 384 KiB and chose it over recursive doubling from
-  /// 29–58 KiB up, where it was 3–17% slower (three launches). Fitted with the others to the timed
-  /// collectives over the fabric where ranks share cores (fabcoll-calibrate); 0 (the texts' model)
-  /// elsewhere.
+  /// reduce + bcast (four) 169, where the fit with one α per round put the naive one 27–39%
+  /// under its time and reduce + bcast 9–40% over it (six launches). A first message above the
+  /// link's break hides it (the receiver is switched in while the bytes arrive): K belongs to the
+  /// lower segment (the upper one's is 0), and an algorithm whose rounds lie on both sides takes it
+  /// by the share below (tuning::mixed_segments). Charged at every size (a first version) it put
+  /// reduce + bcast 9–23% under its time at 2 KiB – 384 KiB and chose it over recursive doubling
+  /// from 29–58 KiB up, where it was 3–17% slower (three launches). Fitted with the others to the
+  /// timed collectives over the fabric where ranks share cores (fabcoll-calibrate); 0 (the texts'
+  /// model) elsewhere.
   double call_wake = 0;
 
   /// Which ranks share a CPU (ranks outnumbering cores, each pinned to one), or nullptr: every

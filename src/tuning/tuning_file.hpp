@@ -68,7 +68,7 @@ inline constexpr double kExchangeMin = 0.25;
 inline constexpr double kExchangeMax = 4;
 /// The largest χα a tuning file may hold: over the fabric with ranks sharing cores χα is fitted
 /// apart from χβ, and an exchange round there (every rank of a core sending and receiving)
-/// came out at 2.8–4.4 times a one-way round's α (p = 4 sockets on 2 cores).
+/// came out at 2.9–4.3 times a one-way round's α (p = 4 sockets on 2 cores, nine launches).
 inline constexpr double kExchangeFileMax = 8;
 /// The oldest schema this build still reads (older files are rejected with a notice).
 inline constexpr int kOldestSchemaVersion = 1;

@@ -475,7 +475,7 @@ TEST(Fit, CostPointsRecoverExchangesApartAndACallsFirstWakeUp) {
                           q.p = 4;
                           q.k = 1;
                           q.m = truth;
-                          const double e = alg.call_exchange_share(q);
+                          const double e = alg.clamped_exchange_share(q);
                           const double above = sim_break_shares(alg, 4, n, brk, -1).alpha;
                           const double t =
                               c + a * (1 - above) * truth.alpha * (1 + e * (chi_a - 1)) +

@@ -1046,6 +1046,7 @@ int main(int argc, char** argv) {
   double barrier_time = 0;
   std::vector<tuning::CostPoint> train;
   double fit_break_gain = 1;  // the fit to timed collectives: error without a break / with it
+  tuning::PingPongStep pp_step;  // over the fabric: where the ping-pong steps up (n 0: nowhere)
   double fit_small_gain = 1;  // likewise without α of small messages / with it
   std::vector<std::string> train_names;  // "collective,algorithm,bytes" of train[i]
   std::map<Collective, std::vector<tuning::CrossoverSegment>> tables;
@@ -1307,6 +1308,19 @@ int main(int argc, char** argv) {
         for (double b = 2 * smallest; b < sizes[1]; b *= 2) breaks.push_back(b);
       if (!broken)
         for (std::size_t i = 1; i + 1 < sizes.size(); ++i) breaks.push_back(sizes[i]);
+      // Over the fabric the ping-pong's step, where it has one, is the break kept (whenever the
+      // timed collectives pay for it): their few sizes only straddle it, and in one launch of
+      // nine the fit kept 2 KiB where the ping-pong stepped up at 1 KiB (x1.39), and chose
+      // reduce + bcast at 1 KiB (regret 28.1%).
+      std::size_t step_at = 0;
+      if (!broken && fabric) {
+        pp_step = tuning::ping_pong_step(pp.medians, smallest, static_cast<double>(top));
+        if (pp_step.n > 0) {
+          const auto it = std::find(breaks.begin(), breaks.end(), pp_step.n);
+          step_at = static_cast<std::size_t>(it - breaks.begin());
+          if (it == breaks.end()) breaks.push_back(pp_step.n);
+        }
+      }
       // α of small messages lies below every break tried (CostPoint: above + small <= 1).
       for (const double brk : breaks)
         if (brk > 0 && small_bytes >= brk) {
@@ -1466,7 +1480,7 @@ int main(int argc, char** argv) {
       };
       std::vector<tuning::WrittenFit> fits;
       for (const auto& tr : trains) fits.push_back(fit_of(tr));
-      const std::size_t kept = broken ? 0 : tuning::choose_break(fits, breaks);
+      const std::size_t kept = broken ? 0 : tuning::choose_break(fits, breaks, step_at);
       train = trains[kept];
       fit_break_gain = fits[kept].fit.sse > 0 ? fits[0].fit.sse / fits[kept].fit.sse : 1;
       tuning::WrittenFit wf = fits[kept];
@@ -1948,9 +1962,15 @@ int main(int argc, char** argv) {
                   tuning::layout_name(p, cores, mapping).c_str(),
                   oversub_fit == "collectives" ? "timed collectives" : "the concurrent pairs");
       if (oversub_fit == "collectives" && link.starts_with("ofi"))
-        std::printf(lp.break_bytes > 0 ? " (break at %.0f B: error x%.2f of one line)"
-                                       : " (no break: none paid for its α)",
+      {
+        std::printf(lp.break_bytes > 0 ? " (break at %.0f B: error x%.2f of one line"
+                                       : " (no break: none paid for its α",
                     lp.break_bytes, 1 / fit_break_gain);
+        if (pp_step.n > 0)
+          std::printf("; the ping-pong steps up x%.2f at %.0f B)", pp_step.ratio, pp_step.n);
+        else
+          std::printf("; no step in the ping-pong)");
+      }
       if (oversub_fit == "collectives" && lp.model.has_small())
         std::printf(
             "; alpha of messages below %.0f B (injected) = %.3g s: error x%.2f of one alpha",
@@ -2192,8 +2212,20 @@ int main(int argc, char** argv) {
                    "(training.csv, column small: the share of each run's rounds in such "
                    "messages). Over the fabric χα is fitted apart from χβ, with an exchange's "
                    "α above the break of its own, and K, a call's first wake-up: what a call "
-                   "adds once for the share of its path not in exchanges and below the break."
-                 : "")
+                   "adds once for the share of its path not in exchanges and below the break." +
+                       (link.starts_with("ofi")
+                            ? std::string(" The break: ") +
+                                  (pp_step.n > 0
+                                       ? "the ping-pong steps up x" + fmt("%.2f", pp_step.ratio) +
+                                             " at " + fmt("%.0f", pp_step.n) +
+                                             " B (its median over the line through the two "
+                                             "sizes before), tried first; kept where the timed "
+                                             "collectives pay for it by the criterion, else the "
+                                             "best of the sizes tried."
+                                       : "no step in the ping-pong; the best of the sizes "
+                                         "tried, where the timed collectives pay for it.")
+                            : std::string())
+                 : std::string(""))
          << fanout_text
          << "\n\n![ping-pong](pingpong.png)\n\n## Reduction "
             "kernels (γ)\n\n| "

@@ -400,18 +400,75 @@ WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_om
   return best;
 }
 
-std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const double> breaks) {
+std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const double> breaks,
+                         std::size_t preferred) {
   std::size_t best = 0;
   if (fits.empty() || fits.size() != breaks.size()) return best;
   const auto n = static_cast<double>(fits[0].fit.points);
   const double sse0 = fits[0].fit.sse;
-  for (std::size_t i = 1; i < fits.size(); ++i) {
+  const auto passes = [&](std::size_t i) {
     const CostFit& f = fits[i].fit;
-    if (!(breaks[i] > 0) || !(f.alpha_above >= f.alpha) || !(f.sse > 0)) continue;
-    if (!(n > 1 && n * std::log(sse0 / f.sse) > std::log(n))) continue;
-    if (best == 0 || f.sse < fits[best].fit.sse) best = i;
-  }
+    return breaks[i] > 0 && f.alpha_above >= f.alpha && f.sse > 0 && n > 1 &&
+           n * std::log(sse0 / f.sse) > std::log(n);
+  };
+  if (preferred > 0 && preferred < fits.size() && passes(preferred)) return preferred;
+  for (std::size_t i = 1; i < fits.size(); ++i)
+    if (passes(i) && (best == 0 || fits[i].fit.sse < fits[best].fit.sse)) best = i;
   return best;
+}
+
+PingPongStep ping_pong_step(std::span<const Point> medians, double lowest, double highest,
+                            double min_ratio) {
+  std::vector<Point> pts;
+  for (const Point& pt : medians)
+    if (pt.n >= lowest && pt.n <= highest && pt.t > 0) pts.push_back(pt);
+  std::stable_sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.n < b.n; });
+  PingPongStep step;
+  if (pts.size() < 4) return step;
+  const double scale = pts.back().n;  // n in units of the largest: the system well conditioned
+  double best = fit_linear(pts).sse;  // a split must beat the line
+  // Each split with a size below it and three from it: t ≈ α + βn + δ[n >= split], by relative
+  // least squares (the 3x3 normal equations, by Cramer's rule).
+  for (std::size_t i = 1; i + 3 <= pts.size(); ++i) {
+    if (pts[i].n == pts[i - 1].n) continue;
+    const double split = pts[i].n;
+    double m[3][3] = {}, v[3] = {};
+    for (const Point& pt : pts) {
+      const double x[3] = {1, pt.n / scale, pt.n >= split ? 1.0 : 0.0};
+      const double w = 1 / (pt.t * pt.t);
+      for (int r = 0; r < 3; ++r) {
+        v[r] += w * x[r] * pt.t;
+        for (int c = 0; c < 3; ++c) m[r][c] += w * x[r] * x[c];
+      }
+    }
+    const auto det = [](const double (&a)[3][3]) {
+      return a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
+             a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+             a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+    };
+    const double d = det(m);
+    if (!(std::abs(d) > 0)) continue;
+    double coef[3];
+    for (int c = 0; c < 3; ++c) {
+      double mc[3][3];
+      for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < 3; ++k) mc[r][k] = k == c ? v[r] : m[r][k];
+      coef[c] = det(mc) / d;
+    }
+    const double below = coef[0] + coef[1] * split / scale;  // the line's time at the split
+    if (!(coef[2] > 0) || !(below > 0)) continue;
+    double sse = 0;
+    for (const Point& pt : pts) {
+      const double r =
+          pt.t - (coef[0] + coef[1] * pt.n / scale + (pt.n >= split ? coef[2] : 0.0));
+      sse += r * r / (pt.t * pt.t);
+    }
+    if (sse < best) {
+      best = sse;
+      step = {split, (below + coef[2]) / below};
+    }
+  }
+  return step.ratio >= min_ratio ? step : PingPongStep{};
 }
 
 }  // namespace fabcoll::tuning

@@ -187,8 +187,31 @@ WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_om
 /// α, kept where its one more parameter pays by the Bayesian information criterion over the
 /// fits' points N (N ln(sse without / sse with) > ln N); else 0. fabcoll-calibrate's fit to
 /// timed collectives over the fabric, where no break is known beforehand (inside a node it is
-/// shm's single-copy threshold).
-std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const double> breaks);
+/// shm's single-copy threshold). preferred > 0 (an index of breaks): that break wins whenever
+/// it passes the same tests (α above not below α, the criterion against no break), whatever the
+/// others' error: the ping-pong's step (ping_pong_step), which the timed collectives' few
+/// sizes only straddle.
+std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const double> breaks,
+                         std::size_t preferred = 0);
+
+/// The least step ping_pong_step reports: over sockets (p = 4 on 2 cores, rank 0's pair in
+/// fifteen --quick launches, sizes 256 B – 256 KiB) the step to 1 KiB came out x1.18–2.81.
+inline constexpr double kStepMinRatio = 1.1;
+
+/// Where a ping-pong's time steps up, and by how much (n = 0: no step).
+struct PingPongStep {
+  double n = 0;
+  double ratio = 0;  // (α + δ + βn) / (α + βn) at n
+};
+
+/// The step of a protocol break the ping-pong's curve shows: over the medians with n in
+/// [lowest, highest], the line with a step, t ≈ α + βn + δ[n >= s], fitted by relative least
+/// squares at each split s with a size below it and three from it; the split of least error with
+/// δ > 0 (and less error than the line's), where the step's ratio is at least min_ratio. Else
+/// none. Each size's median once:
+/// noise in one of them moves the whole line, not the step.
+PingPongStep ping_pong_step(std::span<const Point> medians, double lowest, double highest,
+                            double min_ratio = kStepMinRatio);
 
 /// Median of |x| over xs (0 for none).
 double median_abs(std::span<const double> xs);

@@ -623,7 +623,51 @@ TEST(Fit, ChooseBreakKeepsTheBreakTheTimesHave) {
     EXPECT_EQ(choose_break(fits_for(0, 0, seed), breaks), 0u) << seed;
     // Per-message cost falling above 2 KiB: not a break this model keeps.
     EXPECT_EQ(choose_break(fits_for(2048, 1e-5, seed), breaks), 0u) << seed;
+    // The ping-pong's step preferred: kept where it passes the same tests, whatever the
+    // others' error; where it does not, the search as without it.
+    ASSERT_LT(at2k[1].fit.sse, at2k[2].fit.sse) << seed;
+    EXPECT_EQ(choose_break(at2k, breaks, 2), 2u) << seed;
+    EXPECT_EQ(choose_break(at2k, breaks, 1), 1u) << seed;
+    EXPECT_EQ(choose_break(fits_for(0, 0, seed), breaks, 1), 0u) << seed;
+    EXPECT_EQ(choose_break(fits_for(2048, 1e-5, seed), breaks, 1), 0u) << seed;
+    EXPECT_EQ(choose_break(at2k, breaks, 7), 1u) << seed;  // not an index of breaks
   }
+}
+
+// ping_pong_step: the size where a ping-pong's medians step up, by a line with a step fitted
+// at each split. A line of any β has none (from 256 B to 4 MiB); a step below `lowest` (an
+// inject limit) or above `highest` is not looked for; the order of the medians does not matter.
+TEST(Fit, PingPongStepFindsTheProtocolBreak) {
+  const auto curve = [](double beta, double step_at, double step_by, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> noise(0.0, 0.03);
+    std::vector<Point> pts;
+    for (double n = 8; n <= double(4 << 20); n *= 2) {
+      double t = 2e-5 + beta * n;
+      if (n >= 256) t += 2e-5;  // the inject limit
+      if (step_at > 0 && n >= step_at) t += (step_by - 1) * (4e-5 + beta * step_at);
+      pts.push_back({n, t * (1 + noise(rng))});
+    }
+    return pts;
+  };
+  const double top = 393216;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const PingPongStep at1k = ping_pong_step(curve(2e-10, 1024, 1.4, seed), 256, top);
+    EXPECT_EQ(at1k.n, 1024) << seed;
+    EXPECT_NEAR(at1k.ratio, 1.4, 0.1) << seed;
+    std::vector<Point> reversed = curve(2e-10, 1024, 1.4, seed);
+    std::reverse(reversed.begin(), reversed.end());
+    EXPECT_EQ(ping_pong_step(reversed, 256, top).n, at1k.n) << seed;
+    for (const double beta : {2e-10, 1e-8})
+      EXPECT_EQ(ping_pong_step(curve(beta, 0, 1, seed), 256, double(4 << 20)).n, 0) << seed;
+    // The inject step lies at `lowest` (256), not above it; from 128 it is the step.
+    EXPECT_EQ(ping_pong_step(curve(2e-10, 0, 1, seed), 128, top).n, 256) << seed;
+    EXPECT_EQ(ping_pong_step(curve(2e-10, 131072, 1.5, seed), 256, 65536).n, 0) << seed;
+    EXPECT_EQ(ping_pong_step(curve(2e-10, 65536, 1.5, seed), 256, top).n, 65536) << seed;
+    EXPECT_EQ(ping_pong_step(curve(2e-10, 131072, 1.5, seed), 256, top).n, 0) << seed;  // 2 sizes from it
+  }
+  EXPECT_EQ(ping_pong_step(std::vector<Point>{{512, 1e-5}, {1024, 9e-5}, {2048, 9e-5}}, 0, 1e9).n,
+            0);  // too few sizes
 }
 
 // α, β come back exactly from the formulas' times at p = 8 under `truth`, whose o and G terms

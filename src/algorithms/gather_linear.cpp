@@ -2,6 +2,9 @@
 // §13.5.1: "all PEs send their message directly to PE 0. This takes communication time
 //   T(n, p) = (p - 1)(α + nβ)"
 // (the root's one receive port serialises the p - 1 messages).
+// Where the transport clears fan-ins (Transport::clear_fan_in_from: the sockets provider from
+// 64 KiB) the root sends each sender an empty go-ahead before taking its block, one at a time;
+// the formula does not charge the go-aheads.
 // Preconditions: none (any p, any root).
 //
 //   1 → 0
@@ -15,17 +18,31 @@ Task<> gather_linear(Channel& ch, ConstBytes block, MutableBytes all, int root) 
   const int p = ch.size();
   const int me = ch.rank();
   const std::size_t n = block.size();
+  // Where the transport stalls on several large messages arriving together, the root clears
+  // each sender in turn (Channel::clears_fan_in) and takes the blocks one at a time.
   if (me != root) {
+    if (ch.clears_fan_in(root, n)) {
+      Transfer go = ch.fan_in_wait(root);
+      co_await go;
+    }
     Transfer out = ch.send(root, block);
     co_await out;
     co_return;
   }
+  ch.copy(all.subspan(static_cast<std::size_t>(me) * n, n), block);  // no-op when in place
   TransferSet arrivals;
   for (int i = 1; i < p; ++i) {  // from root + 1 on, so every rank's message is first somewhere
     const int r = (root + i) % p;
-    arrivals.add(ch.recv(r, all.subspan(static_cast<std::size_t>(r) * n, n)));
+    const MutableBytes into = all.subspan(static_cast<std::size_t>(r) * n, n);
+    if (ch.clears_fan_in(r, n)) {
+      Transfer go = ch.fan_in_go(r);
+      co_await go;
+      Transfer one = ch.recv(r, into);
+      co_await one;
+    } else {
+      arrivals.add(ch.recv(r, into));
+    }
   }
-  ch.copy(all.subspan(static_cast<std::size_t>(me) * n, n), block);  // no-op when in place
   co_await arrivals;
 }
 

@@ -14,6 +14,9 @@
 //   T(n, p) = α + βn + γn + (p - 2)(o + βn + γn)
 // Non-commutative ⊗ and root ≠ 0: rank 0 folds in rank order and forwards, + (α + βn), as the
 // binomial reduce does.
+// Where the transport clears fan-ins (Transport::clear_fan_in_from: the sockets provider from
+// 64 KiB) the folding rank sends each sender an empty go-ahead before taking its message, so
+// one comes in at a time; the formula does not charge the go-aheads.
 // Preconditions: none (any p, any root). No rank but the folding rank (and a root waiting for
 // its forward) waits for anyone: a leaf's only step is its send, so where ranks share cores no
 // partial result waits for a forwarding rank to be scheduled (the binomial tree's inner ranks).
@@ -32,7 +35,14 @@ Task<> reduce_naive(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp
   const int folder = op.commutative() || root == 0 ? root : 0;
   const std::size_t n = in.size();
   MutableBytes acc;
+  // Where the transport stalls on several large messages arriving together, the folding rank
+  // clears each sender in turn (Channel::clears_fan_in): one message in at a time, in the
+  // order it folds them.
   if (me != folder) {
+    if (ch.clears_fan_in(folder, n)) {
+      Transfer go = ch.fan_in_wait(folder);
+      co_await go;
+    }
     Transfer up = ch.send(folder, in);
     co_await up;
   } else {
@@ -41,8 +51,13 @@ Task<> reduce_naive(Channel& ch, ConstBytes in, MutableBytes out, const ReduceOp
     const MutableBytes tmp = ch.scratch(n);
     ConstBytes left = in;  // may alias out at the root: the first fold reads it, then writes acc
     for (int j = 1; j < p; ++j) {
+      const int from = rank_mod(folder + j, p);
+      if (ch.clears_fan_in(from, n)) {
+        Transfer go = ch.fan_in_go(from);
+        co_await go;
+      }
       // The leaf only waits for its buffer: release it before combining (Channel::recv_combine).
-      RecvCombine arrived = ch.recv_combine(rank_mod(folder + j, p), tmp, op, left, acc, false, 0,
+      RecvCombine arrived = ch.recv_combine(from, tmp, op, left, acc, false, 0,
                                             /*release_sender_first=*/true);
       co_await arrived;
       left = acc;

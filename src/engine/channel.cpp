@@ -51,6 +51,15 @@ Transfer Channel::recv(int peer, MutableBytes data, std::uint32_t step) {
   return post(op, OpKind::recv);
 }
 
+bool Channel::clears_fan_in(int peer, std::size_t bytes) const {
+  const std::size_t from = comm_->transport().clear_fan_in_from(comm_->world_rank(peer));
+  return from > 0 && bytes >= from;
+}
+
+Transfer Channel::fan_in_go(int peer) { return send(peer, {}, kFanInStep); }
+
+Transfer Channel::fan_in_wait(int peer) { return recv(peer, {}, kFanInStep); }
+
 RecvCombine Channel::recv_combine(int peer, MutableBytes tmp, const ReduceOp& op, ConstBytes other,
                                   MutableBytes out, bool received_left, std::uint32_t step,
                                   bool release_sender_first) {

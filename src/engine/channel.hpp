@@ -108,6 +108,18 @@ class Channel {
   RecvCombine recv_combine(int peer, MutableBytes tmp, const ReduceOp& op, ConstBytes other,
                            MutableBytes out, bool received_left, std::uint32_t step = 0,
                            bool release_sender_first = false);
+  /// Whether a fan-in message of `bytes` between this rank and `peer` goes only once its
+  /// receiver has cleared it (Transport::clear_fan_in_from): the receiver sends the sender an
+  /// empty message first (fan_in_go), the sender waits for it (fan_in_wait). Both ends ask,
+  /// with the same bytes, and get the same answer where every rank's transport is set alike.
+  [[nodiscard]] bool clears_fan_in(int peer, std::size_t bytes) const;
+  /// The receiver's go-ahead to `peer` (an empty message on kFanInStep).
+  Transfer fan_in_go(int peer);
+  /// The sender's wait for it.
+  Transfer fan_in_wait(int peer);
+  /// The step of the go-ahead: apart from an algorithm's own steps (a fan-in algorithm sends
+  /// no packets, whose steps count up from 0).
+  static constexpr std::uint32_t kFanInStep = 0xfffe;
   /// memmove unless phantom. Costs no virtual time on the sim; counted (Comm::bytes_copied),
   /// and charged by the formulas that carry the model's δ term (CostModel::copy).
   void copy(MutableBytes dst, ConstBytes src) const;

@@ -47,6 +47,10 @@ class Router final : public Transport {
     const Transport* t = route(peer);
     return t != nullptr && t->folds_receive(peer);
   }
+  [[nodiscard]] std::size_t clear_fan_in_from(int peer) const override {
+    const Transport* t = route(peer);
+    return t != nullptr ? t->clear_fan_in_from(peer) : 0;
+  }
   void cancel(PostedOp* op) override {
     if (Transport* t = route(op->peer)) t->cancel(op);
   }

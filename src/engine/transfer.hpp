@@ -229,6 +229,11 @@ class Transport {
   /// True where a receive from `peer` can fold on arrival (PostedOp::fold): the transport
   /// combines each piece as it lands. Others are never handed a fold.
   [[nodiscard]] virtual bool folds_receive(int /*peer*/) const { return false; }
+  /// Messages to or from `peer` of at least this many bytes go through a fan-in (several ranks
+  /// sending to one at once: the naive reduce, the linear gather) one at a time: the receiver
+  /// clears each sender to send (Channel::clears_fan_in). 0: never. Where the transport stalls
+  /// when several such messages arrive together (the sockets provider: ofi.cpp).
+  [[nodiscard]] virtual std::size_t clear_fan_in_from(int /*peer*/) const { return 0; }
   /// After it returns the transport never touches op again unless it set op->orphaned (then it
   /// frees op itself later).
   virtual void cancel(PostedOp* op) = 0;

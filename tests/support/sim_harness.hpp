@@ -28,6 +28,7 @@ struct Case {
   std::size_t packets = 0;
   CostModel model{};
   bool separate_input = false;  // all-reduce: the input in its own sendbuf, recvbuf poisoned
+  std::size_t clear_fan_in = 0;  // sim::World::set_clear_fan_in (0: fan-ins not cleared)
 };
 
 inline std::string describe(const Case& c) {
@@ -195,6 +196,7 @@ inline ::testing::AssertionResult check_case(const Case& c) {
   }
   const std::vector<std::vector<std::byte>> in_before = c.separate_input ? in : decltype(in){};
   sim::World world(p, c.model);
+  world.set_clear_fan_in(c.clear_fan_in);
   std::vector<CollArgs> args(np);
   try {
     world.run([&](Comm& comm) {

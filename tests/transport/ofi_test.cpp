@@ -919,6 +919,44 @@ TEST_P(OfiConformance, RanksDisagreeingOnTheRendezvousFailClearly) {
     EXPECT_NE(e.find("FABCOLL_OFI_RENDEZVOUS"), std::string::npos) << e;
 }
 
+// Fan-ins are cleared from kSocketsFanInClear on the sockets provider and nowhere else by
+// default (Transport::clear_fan_in_from); FABCOLL_OFI_FAN_IN_CLEAR (Options::fan_in_clear)
+// sets it, 0 turning it off; ranks that disagree fail to open, naming the variable, instead of
+// a sender waiting for a go-ahead that never comes.
+TEST_P(OfiConformance, FanInClearingIsTheProvidersAndAgreed) {
+  for (const std::size_t asked : {ofi::kFanInClearAuto, std::size_t{0}, std::size_t{4096}}) {
+    ofi::Options o = options();
+    o.fan_in_clear = asked;
+    run_world(o, 2, [&](RankCtx& c) {
+      const std::size_t want = asked != ofi::kFanInClearAuto ? asked
+                               : c.ep.provider() == "sockets" ? ofi::kSocketsFanInClear
+                                                              : 0;
+      EXPECT_EQ(c.ep.clear_fan_in_from(1 - c.rank), want) << c.ep.provider();
+    });
+  }
+  auto hub = std::make_shared<MemoryStoreHub>();
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      ofi::Options o = options();
+      o.fan_in_clear = r == 0 ? 65536 : 0;
+      o.timeout_s = 10;
+      try {
+        MemoryStore store(hub, r, 2);
+        ofi::Endpoint ep(store, o);
+        errors[r] = "opened";
+      } catch (const EngineError& e) {
+        errors[r] =
+            e.errc() == Errc::invalid_argument ? e.what() : "wrong code: " + std::string(e.what());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& e : errors)
+    EXPECT_NE(e.find("FABCOLL_OFI_FAN_IN_CLEAR"), std::string::npos) << e;
+}
+
 // A message longer than its receive fails that receive with Errc::truncation, writes nothing
 // past the buffer, leaves the sender complete, and the endpoint keeps working.
 TEST_P(OfiConformance, TruncationFailsTheReceiveOnly) {

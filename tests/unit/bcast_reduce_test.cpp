@@ -2,6 +2,7 @@
 // clock. Dyadic α, β, γ make virtual-time arithmetic exact, so EXPECT_EQ on doubles is exact.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -115,6 +116,77 @@ TEST(BcastReduce, ReduceNaiveIsTheNaiveBroadcastBackwards) {
     EXPECT_GT(alg.cost(query(1 << 20, p, 0, shared)),
               algorithms::kReduceBinomial.cost(query(1 << 20, p, 0, shared)));
   }
+}
+
+// Where the transport clears fan-ins (Transport::clear_fan_in_from: the sockets provider), the
+// naive reduce's folding rank clears one sender at a time: an empty go-ahead, then its message,
+// so no two messages come in at once; the result is the serial reference's (sums, and the
+// non-commutative matrix product in rank order, roots 0 and others), and below the threshold
+// nothing changes.
+TEST(BcastReduce, ReduceNaiveClearsEachSenderOfAFanIn) {
+  const Algorithm& alg = algorithms::kReduceNaive;
+  for (const int p : {2, 3, 4, 7}) {
+    for (const int root : {0, p - 1}) {
+      for (const std::size_t from : {std::size_t{800}, std::size_t{801}}) {
+        sim::World world(p, kModel, true);
+        world.set_clear_fan_in(from);
+        world.record_messages(true);
+        std::vector<std::vector<double>> in(static_cast<std::size_t>(p), std::vector<double>(100)),
+            out = in;
+        const sim::Stats st = world.run([&](Comm& c) {
+          const auto r = static_cast<std::size_t>(c.rank());
+          CollArgs a;
+          a.coll = Collective::reduce;
+          a.count = 100;
+          a.elem_size = 8;
+          a.op = ReduceOp(FC_SUM, FC_DOUBLE);
+          a.root = root;
+          a.sendbuf = in[r].data();
+          a.recvbuf = out[r].data();
+          return run_collective(c, a, &alg);
+        });
+        const bool cleared = from <= 800;
+        EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>((cleared ? 2 : 1) * (p - 1)))
+            << "p=" << p << " from=" << from;
+        std::vector<double> starts;
+        for (const auto& m : st.messages) {
+          if (m.bytes == 0) {  // a go-ahead: from the folding rank to a sender
+            EXPECT_EQ(m.src, root);
+            continue;
+          }
+          EXPECT_EQ(m.dst, root);
+          starts.push_back(m.start);
+        }
+        ASSERT_EQ(starts.size(), static_cast<std::size_t>(p - 1));
+        std::sort(starts.begin(), starts.end());
+        for (std::size_t i = 1; i < starts.size(); ++i) {
+          if (cleared)  // the next message starts once the one before has come in
+            EXPECT_GE(starts[i], starts[i - 1] + kModel.alpha + kModel.beta * 800) << p;
+          else  // all sent at once (the root's receive port takes them in turn)
+            EXPECT_EQ(st.messages.front().start, 0.0) << p;
+        }
+      }
+    }
+  }
+  const fc_op_t matmul = register_user_op(matmul2x2, false);
+  for (const int p : {1, 2, 3, 5, 8}) {
+    for (const std::size_t count : {std::size_t{0}, std::size_t{4}, std::size_t{28}}) {
+      for (const int root : {0, p / 2, p - 1}) {
+        for (const bool noncommutative : {false, true}) {
+          Case c;
+          c.alg = &alg;
+          c.p = p;
+          c.count = count;
+          c.dt = noncommutative ? FC_UINT32 : FC_DOUBLE;
+          c.op = noncommutative ? matmul : FC_SUM;
+          c.root = root;
+          c.clear_fan_in = 1;
+          ASSERT_TRUE(check_case(c));
+        }
+      }
+    }
+  }
+  free_user_op(matmul);
 }
 
 // Non-commutative operator with root ≠ 0: reduce to rank 0 in rank order, then forward:

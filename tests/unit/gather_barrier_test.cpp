@@ -228,6 +228,52 @@ TEST(GatherBarrier, GatherLinearMatchesNaiveBound) {
   expect_rooted_cost(algorithms::kGatherLinear, true, naive);
 }
 
+// Where the transport clears fan-ins (Transport::clear_fan_in_from), the linear gather's root
+// clears one sender at a time: p − 1 go-aheads more, no two blocks coming in at once, and the
+// same result (every p, root and count the sweep uses, counts 0 and 1 included).
+TEST(GatherBarrier, GatherLinearClearsEachSenderOfAFanIn) {
+  const Algorithm& alg = algorithms::kGatherLinear;
+  for (const int p : {2, 3, 5}) {
+    sim::World world(p, kModel, true);
+    world.set_clear_fan_in(64);
+    world.record_messages(true);
+    std::vector<std::vector<std::int32_t>> in(static_cast<std::size_t>(p),
+                                              std::vector<std::int32_t>(16)),
+        out(static_cast<std::size_t>(p), std::vector<std::int32_t>(16 * static_cast<std::size_t>(p)));
+    const sim::Stats st = world.run([&](Comm& c) {
+      const auto r = static_cast<std::size_t>(c.rank());
+      CollArgs a;
+      a.coll = Collective::gather;
+      a.count = 16;
+      a.elem_size = 4;
+      a.root = p - 1;
+      a.sendbuf = in[r].data();
+      a.recvbuf = out[r].data();
+      return run_collective(c, a, &alg);
+    });
+    EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(2 * (p - 1)));
+    std::vector<double> starts;
+    for (const auto& m : st.messages)
+      if (m.bytes > 0) starts.push_back(m.start);
+    std::sort(starts.begin(), starts.end());
+    for (std::size_t i = 1; i < starts.size(); ++i)
+      EXPECT_GE(starts[i], starts[i - 1] + kModel.alpha + kModel.beta * 64) << p;
+  }
+  for (const int p : {1, 2, 3, 6, 9}) {
+    for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{17}}) {
+      for (const int root : {0, p / 2, p - 1}) {
+        Case c;
+        c.alg = &alg;
+        c.p = p;
+        c.count = count;
+        c.root = root;
+        c.clear_fan_in = 1;
+        ASSERT_TRUE(check_case(c));
+      }
+    }
+  }
+}
+
 TEST(GatherBarrier, ScatterLinearMatchesNaiveBound) {
   expect_rooted_cost(algorithms::kScatterLinear, true, naive);
 }

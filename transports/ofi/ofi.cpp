@@ -244,7 +244,8 @@ Options options_from_environment() {
   o.raw_eager = raw == nullptr || std::strcmp(raw, "0") != 0;
   for (const auto& [var, field] : {std::pair{"FABCOLL_MR_MAX_REGIONS", &o.max_regions},
                                    std::pair{"FABCOLL_MR_MAX_BYTES", &o.max_region_bytes},
-                                   std::pair{"FABCOLL_OFI_EAGER_LIMIT", &o.eager_limit}}) {
+                                   std::pair{"FABCOLL_OFI_EAGER_LIMIT", &o.eager_limit},
+                                   std::pair{"FABCOLL_OFI_FAN_IN_CLEAR", &o.fan_in_clear}}) {
     const char* v = std::getenv(var);
     if (v == nullptr || *v == '\0') continue;
     char* end = nullptr;
@@ -453,6 +454,7 @@ struct Endpoint::Impl {
   bool rma = false;
   // sockets: run the progress engine once more when a collective ends (flush, kick).
   bool kick_progress = false;
+  std::size_t clear_fan_in = 0;  // Options::fan_in_clear, resolved
   // Reads of the CQ (each runs the sockets progress engine) since a send, RTS, FIN or read was
   // last handed to the provider, up to kFlushReads: flush kicks only for what is missing.
   int reads_since_tx = kFlushReads;  // nothing handed over yet
@@ -604,6 +606,9 @@ void Endpoint::Impl::open() {
                ? RtsMarker::tag_bit
                : RtsMarker::cq_data;
   kick_progress = provider == "sockets";
+  clear_fan_in = opts.fan_in_clear != kFanInClearAuto ? opts.fan_in_clear
+                 : provider == "sockets"              ? kSocketsFanInClear
+                                                      : 0;
   max_msg = info->ep_attr->max_msg_size;
   eager_limit = std::max<std::size_t>(std::min(opts.eager_limit, max_msg), sizeof(RtsHeader));
   read_chunk = std::min(kReadChunk, max_msg);
@@ -672,12 +677,15 @@ void Endpoint::Impl::exchange_addresses() {
   // The address carries whether this rank frames messages for the rendezvous (a 32-byte
   // header on every tagged message but raw ones): ranks that disagree could not read each
   // other's messages; and, with the rendezvous, its eager limit, which sizes the receives' sink
-  // (a larger eager message than a receiver's limit would fail at its provider).
-  const std::string framing = rma ? std::string(raw_eager       ? "/rendezvous+raw@"
-                                                : raw_limit > 0 ? "/rendezvous+rawinject@"
-                                                                : "/rendezvous@") +
-                                        std::to_string(eager_limit)
-                                  : std::string("/eager");
+  // (a larger eager message than a receiver's limit would fail at its provider); and from
+  // which size fan-ins are cleared (a sender waiting for a go-ahead its receiver never sends
+  // would wait until the timeout).
+  const std::string framing = (rma ? std::string(raw_eager       ? "/rendezvous+raw@"
+                                                 : raw_limit > 0 ? "/rendezvous+rawinject@"
+                                                                 : "/rendezvous@") +
+                                         std::to_string(eager_limit)
+                                   : std::string("/eager")) +
+                              "+clear-fan-in@" + std::to_string(clear_fan_in);
   store.put("ofi/addr/" + std::to_string(rank), to_hex(name.data(), len) + framing);
   for (int r = 0; r < size; ++r) {
     std::string value = store.get("ofi/addr/" + std::to_string(r), opts.timeout_s);
@@ -688,8 +696,9 @@ void Endpoint::Impl::exchange_addresses() {
                                                                     : value.substr(slash + 1)) +
                                         " framing, this rank (" + std::to_string(rank) + ") " +
                                         framing.substr(1) +
-                                        ": set FABCOLL_OFI_RENDEZVOUS, FABCOLL_OFI_EAGER_LIMIT and "
-                                        "FABCOLL_OFI_RAW_EAGER alike on every rank");
+                                        ": set FABCOLL_OFI_RENDEZVOUS, FABCOLL_OFI_EAGER_LIMIT, "
+                                        "FABCOLL_OFI_RAW_EAGER and FABCOLL_OFI_FAN_IN_CLEAR alike "
+                                        "on every rank");
     }
     value.resize(slash);
     std::vector<std::byte> addr = from_hex(value);
@@ -1612,6 +1621,8 @@ const std::string& Endpoint::provider() const { return impl_->provider; }
 bool Endpoint::rendezvous_enabled() const { return impl_->rma; }
 std::size_t Endpoint::eager_limit() const { return impl_->eager_limit; }
 bool Endpoint::raw_eager_enabled() const { return impl_->raw_eager; }
+std::size_t Endpoint::clear_fan_in_from(int /*peer*/) const { return impl_->clear_fan_in; }
+
 std::size_t Endpoint::inject_below() const {
   const Impl& m = *impl_;
   // As Impl::inject sends: raw up to raw_limit, else prefix and payload within inline_limit.

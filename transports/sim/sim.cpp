@@ -22,6 +22,9 @@ class World::Endpoint final : public Transport {
   bool progress() override { return false; }
   [[nodiscard]] bool phantom() const override { return w_->phantom_; }
   [[nodiscard]] double now() const override { return w_->now_; }
+  [[nodiscard]] std::size_t clear_fan_in_from(int /*peer*/) const override {
+    return w_->clear_fan_in_;
+  }
 
  private:
   World* w_;

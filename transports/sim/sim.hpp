@@ -85,6 +85,9 @@ class World final : public Executor {
   void record_sizes(bool on) { record_sizes_ = on; }
   /// Stats::messages: record every message (sender, receiver, bytes, start).
   void record_messages(bool on) { record_messages_ = on; }
+  /// Every rank's Transport::clear_fan_in_from (0, the default: fan-ins are not cleared), as a
+  /// real transport that needs it sets it (the ofi sockets provider).
+  void set_clear_fan_in(std::size_t bytes) { clear_fan_in_ = bytes; }
 
   /// Runs fn(comm of rank r) on every rank to completion; returns the statistics of this run
   /// (counted from the start of this run). Throws the first rank's error, or Errc::internal
@@ -150,6 +153,7 @@ class World final : public Executor {
   double break_bytes_ = 0, alpha_above_ = 0, beta_above_ = 0;      // set_break
   bool record_sizes_ = false;
   bool record_messages_ = false;
+  std::size_t clear_fan_in_ = 0;  // set_clear_fan_in
   std::set<std::size_t> sizes_;
   Stats stats_;
   std::vector<bool> finished_;

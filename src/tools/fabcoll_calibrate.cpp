@@ -1045,9 +1045,9 @@ int main(int argc, char** argv) {
   tuning::LinkParams pairs_lp;
   double barrier_time = 0;
   std::vector<tuning::CostPoint> train;
-  double fit_break_gain = 1;  // the fit to timed collectives: error without a break / with it
+  double fit_break_gain = 1;     // the fit to timed collectives: error without a break / with it
   tuning::PingPongStep pp_step;  // over the fabric: where the ping-pong steps up (n 0: nowhere)
-  double fit_small_gain = 1;  // likewise without α of small messages / with it
+  double fit_small_gain = 1;     // likewise without α of small messages / with it
   std::vector<std::string> train_names;  // "collective,algorithm,bytes" of train[i]
   std::map<Collective, std::vector<tuning::CrossoverSegment>> tables;
   std::vector<Measured> results;
@@ -1961,8 +1961,7 @@ int main(int argc, char** argv) {
       std::printf("layout %s: alpha, beta fitted to %s",
                   tuning::layout_name(p, cores, mapping).c_str(),
                   oversub_fit == "collectives" ? "timed collectives" : "the concurrent pairs");
-      if (oversub_fit == "collectives" && link.starts_with("ofi"))
-      {
+      if (oversub_fit == "collectives" && link.starts_with("ofi")) {
         std::printf(lp.break_bytes > 0 ? " (break at %.0f B: error x%.2f of one line"
                                        : " (no break: none paid for its α",
                     lp.break_bytes, 1 / fit_break_gain);

@@ -422,7 +422,8 @@ PingPongStep ping_pong_step(std::span<const Point> medians, double lowest, doubl
   std::vector<Point> pts;
   for (const Point& pt : medians)
     if (pt.n >= lowest && pt.n <= highest && pt.t > 0) pts.push_back(pt);
-  std::stable_sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.n < b.n; });
+  std::stable_sort(pts.begin(), pts.end(),
+                   [](const Point& a, const Point& b) { return a.n < b.n; });
   PingPongStep step;
   if (pts.size() < 4) return step;
   const double scale = pts.back().n;  // n in units of the largest: the system well conditioned
@@ -441,7 +442,7 @@ PingPongStep ping_pong_step(std::span<const Point> medians, double lowest, doubl
         for (int c = 0; c < 3; ++c) m[r][c] += w * x[r] * x[c];
       }
     }
-    const auto det = [](const double (&a)[3][3]) {
+    const auto det = [](const double(&a)[3][3]) {
       return a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
              a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
              a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
@@ -459,8 +460,7 @@ PingPongStep ping_pong_step(std::span<const Point> medians, double lowest, doubl
     if (!(coef[2] > 0) || !(below > 0)) continue;
     double sse = 0;
     for (const Point& pt : pts) {
-      const double r =
-          pt.t - (coef[0] + coef[1] * pt.n / scale + (pt.n >= split ? coef[2] : 0.0));
+      const double r = pt.t - (coef[0] + coef[1] * pt.n / scale + (pt.n >= split ? coef[2] : 0.0));
       sse += r * r / (pt.t * pt.t);
     }
     if (sse < best) {

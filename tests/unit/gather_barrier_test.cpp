@@ -239,7 +239,8 @@ TEST(GatherBarrier, GatherLinearClearsEachSenderOfAFanIn) {
     world.record_messages(true);
     std::vector<std::vector<std::int32_t>> in(static_cast<std::size_t>(p),
                                               std::vector<std::int32_t>(16)),
-        out(static_cast<std::size_t>(p), std::vector<std::int32_t>(16 * static_cast<std::size_t>(p)));
+        out(static_cast<std::size_t>(p),
+            std::vector<std::int32_t>(16 * static_cast<std::size_t>(p)));
     const sim::Stats st = world.run([&](Comm& c) {
       const auto r = static_cast<std::size_t>(c.rank());
       CollArgs a;

@@ -664,7 +664,8 @@ TEST(Fit, PingPongStepFindsTheProtocolBreak) {
     EXPECT_EQ(ping_pong_step(curve(2e-10, 0, 1, seed), 128, top).n, 256) << seed;
     EXPECT_EQ(ping_pong_step(curve(2e-10, 131072, 1.5, seed), 256, 65536).n, 0) << seed;
     EXPECT_EQ(ping_pong_step(curve(2e-10, 65536, 1.5, seed), 256, top).n, 65536) << seed;
-    EXPECT_EQ(ping_pong_step(curve(2e-10, 131072, 1.5, seed), 256, top).n, 0) << seed;  // 2 sizes from it
+    EXPECT_EQ(ping_pong_step(curve(2e-10, 131072, 1.5, seed), 256, top).n, 0)
+        << seed;  // 2 sizes from it
   }
   EXPECT_EQ(ping_pong_step(std::vector<Point>{{512, 1e-5}, {1024, 9e-5}, {2048, 9e-5}}, 0, 1e9).n,
             0);  // too few sizes

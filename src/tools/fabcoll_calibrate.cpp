@@ -1046,8 +1046,8 @@ int main(int argc, char** argv) {
   double barrier_time = 0;
   std::vector<tuning::CostPoint> train;
   double fit_break_gain = 1;     // the fit to timed collectives: error without a break / with it
-  tuning::PingPongStep pp_step;  // over the fabric: where the ping-pong steps up (n 0: nowhere)
   double fit_small_gain = 1;     // likewise without α of small messages / with it
+  tuning::PingPongStep pp_step;  // over the fabric: where the ping-pong steps up (n 0: nowhere)
   std::vector<std::string> train_names;  // "collective,algorithm,bytes" of train[i]
   std::map<Collective, std::vector<tuning::CrossoverSegment>> tables;
   std::vector<Measured> results;
@@ -2217,10 +2217,10 @@ int main(int argc, char** argv) {
                                   (pp_step.n > 0
                                        ? "the ping-pong steps up x" + fmt("%.2f", pp_step.ratio) +
                                              " at " + fmt("%.0f", pp_step.n) +
-                                             " B (its median over the line through the two "
-                                             "sizes before), tried first; kept where the timed "
-                                             "collectives pay for it by the criterion, else the "
-                                             "best of the sizes tried."
+                                             " B (a line with a step fitted to its medians "
+                                             "from the smallest training size), tried first; "
+                                             "kept where the timed collectives pay for it by "
+                                             "the criterion, else the best of the sizes tried."
                                        : "no step in the ping-pong; the best of the sizes "
                                          "tried, where the timed collectives pay for it.")
                             : std::string())

@@ -28,9 +28,10 @@ sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const Co
 }
 
 sim::Stats message_log(const Algorithm& alg, int p, std::size_t bytes, const CostModel& m,
-                       std::size_t packets, long strategy) {
+                       std::size_t packets, long strategy, std::size_t clear_fan_in) {
   sim::World world(p, m, true);
   world.record_messages(true);
+  world.set_clear_fan_in(clear_fan_in);
   return run_for_cost_in(world, alg, p, bytes, 0, packets, strategy, true);
 }
 

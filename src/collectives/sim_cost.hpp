@@ -20,9 +20,10 @@ sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const Co
                         std::vector<int> cpus = {}, long strategy = -1);
 
 /// alg's run on the sim as run_for_cost (phantom, root 0) with every message recorded
-/// (sim::Stats::messages).
+/// (sim::Stats::messages); clear_fan_in as sim::World::set_clear_fan_in (0: fan-ins not
+/// cleared).
 sim::Stats message_log(const Algorithm& alg, int p, std::size_t bytes, const CostModel& m,
-                       std::size_t packets = 0, long strategy = -1);
+                       std::size_t packets = 0, long strategy = -1, std::size_t clear_fan_in = 0);
 /// Whether two message_log runs are the same run for the network: the same messages (sender,
 /// receiver, bytes, start), the same local copies and the same finish on every rank. Different
 /// algorithms can be: the hybrid all-reduce at recursive doubling's strategy, or at p = 2 every

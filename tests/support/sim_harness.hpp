@@ -27,7 +27,7 @@ struct Case {
   int root = 0;
   std::size_t packets = 0;
   CostModel model{};
-  bool separate_input = false;  // all-reduce: the input in its own sendbuf, recvbuf poisoned
+  bool separate_input = false;   // all-reduce: the input in its own sendbuf, recvbuf poisoned
   std::size_t clear_fan_in = 0;  // sim::World::set_clear_fan_in (0: fan-ins not cleared)
 };
 

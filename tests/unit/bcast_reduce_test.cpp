@@ -126,45 +126,27 @@ TEST(BcastReduce, ReduceNaiveIsTheNaiveBroadcastBackwards) {
 TEST(BcastReduce, ReduceNaiveClearsEachSenderOfAFanIn) {
   const Algorithm& alg = algorithms::kReduceNaive;
   for (const int p : {2, 3, 4, 7}) {
-    for (const int root : {0, p - 1}) {
-      for (const std::size_t from : {std::size_t{800}, std::size_t{801}}) {
-        sim::World world(p, kModel, true);
-        world.set_clear_fan_in(from);
-        world.record_messages(true);
-        std::vector<std::vector<double>> in(static_cast<std::size_t>(p), std::vector<double>(100)),
-            out = in;
-        const sim::Stats st = world.run([&](Comm& c) {
-          const auto r = static_cast<std::size_t>(c.rank());
-          CollArgs a;
-          a.coll = Collective::reduce;
-          a.count = 100;
-          a.elem_size = 8;
-          a.op = ReduceOp(FC_SUM, FC_DOUBLE);
-          a.root = root;
-          a.sendbuf = in[r].data();
-          a.recvbuf = out[r].data();
-          return run_collective(c, a, &alg);
-        });
-        const bool cleared = from <= 800;
-        EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>((cleared ? 2 : 1) * (p - 1)))
-            << "p=" << p << " from=" << from;
-        std::vector<double> starts;
-        for (const auto& m : st.messages) {
-          if (m.bytes == 0) {  // a go-ahead: from the folding rank to a sender
-            EXPECT_EQ(m.src, root);
-            continue;
-          }
-          EXPECT_EQ(m.dst, root);
-          starts.push_back(m.start);
+    for (const std::size_t from : {std::size_t{800}, std::size_t{801}}) {
+      const sim::Stats st = message_log(alg, p, 800, kModel, 0, -1, from);  // root 0
+      const bool cleared = from <= 800;
+      EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>((cleared ? 2 : 1) * (p - 1)))
+          << "p=" << p << " from=" << from;
+      std::vector<double> starts;
+      for (const auto& m : st.messages) {
+        if (m.bytes == 0) {  // a go-ahead: from the folding rank to a sender
+          EXPECT_EQ(m.src, 0);
+          continue;
         }
-        ASSERT_EQ(starts.size(), static_cast<std::size_t>(p - 1));
-        std::sort(starts.begin(), starts.end());
-        for (std::size_t i = 1; i < starts.size(); ++i) {
-          if (cleared)  // the next message starts once the one before has come in
-            EXPECT_GE(starts[i], starts[i - 1] + kModel.alpha + kModel.beta * 800) << p;
-          else  // all sent at once (the root's receive port takes them in turn)
-            EXPECT_EQ(st.messages.front().start, 0.0) << p;
-        }
+        EXPECT_EQ(m.dst, 0);
+        starts.push_back(m.start);
+      }
+      ASSERT_EQ(starts.size(), static_cast<std::size_t>(p - 1));
+      std::sort(starts.begin(), starts.end());
+      for (std::size_t i = 1; i < starts.size(); ++i) {
+        if (cleared)  // the next message starts once the one before has come in
+          EXPECT_GE(starts[i], starts[i - 1] + kModel.alpha + kModel.beta * 800) << p;
+        else  // all sent at once (the root's receive port takes them in turn)
+          EXPECT_EQ(st.messages.front().start, 0.0) << p;
       }
     }
   }

@@ -234,24 +234,7 @@ TEST(GatherBarrier, GatherLinearMatchesNaiveBound) {
 TEST(GatherBarrier, GatherLinearClearsEachSenderOfAFanIn) {
   const Algorithm& alg = algorithms::kGatherLinear;
   for (const int p : {2, 3, 5}) {
-    sim::World world(p, kModel, true);
-    world.set_clear_fan_in(64);
-    world.record_messages(true);
-    std::vector<std::vector<std::int32_t>> in(static_cast<std::size_t>(p),
-                                              std::vector<std::int32_t>(16)),
-        out(static_cast<std::size_t>(p),
-            std::vector<std::int32_t>(16 * static_cast<std::size_t>(p)));
-    const sim::Stats st = world.run([&](Comm& c) {
-      const auto r = static_cast<std::size_t>(c.rank());
-      CollArgs a;
-      a.coll = Collective::gather;
-      a.count = 16;
-      a.elem_size = 4;
-      a.root = p - 1;
-      a.sendbuf = in[r].data();
-      a.recvbuf = out[r].data();
-      return run_collective(c, a, &alg);
-    });
+    const sim::Stats st = message_log(alg, p, 64, kModel, 0, -1, 64);  // blocks of 64 B, root 0
     EXPECT_EQ(st.total_messages, static_cast<std::uint64_t>(2 * (p - 1)));
     std::vector<double> starts;
     for (const auto& m : st.messages)

@@ -59,6 +59,9 @@
 
 namespace fabcoll::ofi {
 
+/// Options::fan_in_clear: the provider's default (kSocketsFanInClear on sockets, else 0).
+inline constexpr std::size_t kFanInClearAuto = std::numeric_limits<std::size_t>::max();
+
 struct Options {
   /// libfabric provider string ("sockets", "tcp;ofi_rxm", "shm", ...); "" picks the fastest
   /// present among verbs;ofi_rxm, psm2, efa, cxi, tcp;ofi_rxm, sockets.
@@ -86,10 +89,8 @@ struct Options {
   /// Transport::clear_fan_in_from: fan-in messages of at least this many bytes wait for their
   /// receiver's go-ahead (0: never). kFanInClearAuto: kSocketsFanInClear on the sockets
   /// provider, else 0. FABCOLL_OFI_FAN_IN_CLEAR=bytes sets it.
-  std::size_t fan_in_clear = std::numeric_limits<std::size_t>::max();
+  std::size_t fan_in_clear = kFanInClearAuto;
 };
-
-inline constexpr std::size_t kFanInClearAuto = std::numeric_limits<std::size_t>::max();
 /// The sockets provider (libfabric 1.17, p = 4 on 2 cores over loopback): three ranks sending
 /// one message each to a fourth at once took, median of 200 naive reduces between barriers,
 /// 114-149 us at 16-32 KiB (183 at 48 KiB), 681 at 64 KiB, 1.6-1.7 ms at 256 KiB and 7.8 ms

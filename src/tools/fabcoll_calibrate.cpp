@@ -30,8 +30,9 @@
 //   5 validate    each eligible algorithm forced with FABCOLL_<COLL>_ALGORITHM (and its packet
 //                 count from the fitted model via FABCOLL_<COLL>_PACKET) at sizes around each
 //                 crossover; time = median over samples of the slowest rank's time per call in
-//                 a batch of calls with a moving root (time_candidates says why); then the
-//                 ping-pong once more, its drift against the first reported.
+//                 a batch of calls with a moving root, back to back, or over the fabric from
+//                 64 KiB each call between barriers of its own (time_candidates says why);
+//                 then the ping-pong once more, its drift against the first reported.
 #include <hwloc.h>
 #include <unistd.h>
 
@@ -759,6 +760,13 @@ constexpr double kQuickValidationSeconds = 60;
 /// in two candidates' turns of one --quick run.)
 int batch_calls(double bytes) { return std::clamp(static_cast<int>(8e6 / (bytes + 16384)), 4, 64); }
 
+/// From this many bytes per rank, over the fabric, the training and the validation time each
+/// call on its own between barriers (time_candidates says why).
+constexpr double kApartBytes = 65536;
+
+/// Whether time_candidates times calls of `bytes` per rank apart (else back to back).
+bool timed_apart(double bytes) { return bytes >= kApartBytes && link_class().starts_with("ofi"); }
+
 /// Per candidate, the median over reps of the slowest rank's time per call at `bytes`, as the
 /// validation and the oversubscribed fit time them. A rank's own time of one call says little
 /// (a bcast root returns once its sends are posted), and "barrier; call; barrier" minus a
@@ -795,6 +803,24 @@ int batch_calls(double bytes) { return std::clamp(static_cast<int>(8e6 / (bytes 
 /// is the median. With budget_s > 0 the rounds stop at what fits that many seconds, as the
 /// first round took on the slowest rank (every rank takes the same count), but never below
 /// kMinRounds.
+///
+/// Over the fabric from kApartBytes (64 KiB) on, the calls of a batch are timed apart, as the
+/// OSU benchmarks and fabcoll-bench time them: a barrier before each call, each rank's time
+/// from leaving it to the call's return, the slowest rank's time per call, and a round's sample
+/// the mean over its batch. Back to back, a provider that buffers sends (sockets: a send is
+/// done once the kernel has the bytes) lets one call's transfers run into the next call's, by
+/// an amount that differs between algorithms, while the model costs one call: at p = 4 sockets,
+/// 384 KiB, the binomial reduce took 1.12–1.29 times the naive one back to back and 0.73–0.97
+/// times between barriers (380–423 against 436–520 µs), as the model ranks them. Timed back to
+/// back, six p = 4 sockets launches met the regret target in 3 (misses: reduce + bcast or the
+/// binomial broadcast at 443–680 KiB, 7–15%); timed apart from 64 KiB, in 7 of 7 (3.9–8.0%).
+/// Inside a node the calls stay back to back: shm's large messages are pulled by the receiver
+/// and the sender waits for the pull, so calls do not run into each other, and timed apart
+/// there five p = 4 shm launches met the target in 2 (the ring and the recursive-doubling
+/// all-reduce at 64 KiB, 11.6–14.4%). Below 64 KiB a call is short against the barrier
+/// (sockets, p = 4 on 2 cores: 120–160 µs), whose jitter the batches were made to outlast;
+/// timed apart at every size, one launch each gave 16.4/11.3% (p = 4 sockets) and 14.7/2.1%
+/// (p = 4 shm), not tried further.
 std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm& comm, int p,
                                     const std::vector<const Algorithm*>& cands,
                                     const std::vector<double>& packets,
@@ -829,6 +855,9 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
   }
   std::vector<std::vector<double>> ts(cands.size(),
                                       std::vector<double>(static_cast<std::size_t>(reps)));
+  const bool apart = timed_apart(static_cast<double>(bytes));
+  std::vector<std::vector<double>> per_call(
+      cands.size(), std::vector<double>(apart ? static_cast<std::size_t>(reps * batch) : 0));
   const int asked = reps;
   for (int r = 0; r < reps; ++r) {
     const double round_start = now();
@@ -836,6 +865,19 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
       const std::size_t j = (turn + static_cast<std::size_t>(r)) % cands.size();
       use(j);
       const Force force(c, cands[j]->name, packets[j]);
+      if (apart) {
+        // Each call on its own: this rank's time from leaving a barrier to the call's return;
+        // the slowest rank per call is taken below.
+        int root = 0;
+        for (int i = 0; i < batch; ++i) {
+          check(fc_barrier(world), "barrier");
+          const double t0 = now();
+          run_once(c, world, root, bytes, a, b);
+          per_call[j][static_cast<std::size_t>(r * batch + i)] = now() - t0;
+          root = next[j][static_cast<std::size_t>(root)];
+        }
+        continue;
+      }
       check(fc_barrier(world), "barrier");
       const double t0 = now();
       int root = 0;
@@ -853,6 +895,21 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
       check(fc_allreduce(&took, &slowest, 1, FC_DOUBLE, FC_MAX, world), "allreduce");
       reps = std::clamp(static_cast<int>(budget_s / std::max(slowest, 1e-9)), kMinRounds, reps);
       for (auto& t : ts) t.resize(static_cast<std::size_t>(reps));
+      for (auto& t : per_call) t.resize(apart ? static_cast<std::size_t>(reps * batch) : 0);
+    }
+  }
+  if (apart) {
+    // Per round, the mean over its calls of the slowest rank's time of each call.
+    for (std::size_t j = 0; j < cands.size(); ++j) {
+      std::vector<double> slowest(per_call[j].size());
+      check(fc_allreduce(per_call[j].data(), slowest.data(), slowest.size(), FC_DOUBLE, FC_MAX,
+                         world),
+            "allreduce");
+      for (int r = 0; r < reps; ++r) {
+        double sum = 0;
+        for (int i = 0; i < batch; ++i) sum += slowest[static_cast<std::size_t>(r * batch + i)];
+        ts[j][static_cast<std::size_t>(r)] = sum / batch;
+      }
     }
   }
   if (prog != nullptr) prog->advance(static_cast<double>(cands.size()) * (asked - reps) / asked);
@@ -1914,6 +1971,7 @@ int main(int argc, char** argv) {
                       {"chosen", me.chosen},
                       {"fastest", me.fastest},
                       {"same_messages_as", me.same_messages_as},
+                      {"timed", timed_apart(me.n) ? "apart" : "batch"},
                       {"probe", me.probe}});
     v["runs"] = rows;
     file.validation_json = v.dump();
@@ -1989,7 +2047,9 @@ int main(int argc, char** argv) {
       if (t.size() > 400) t = t.substr(0, 400) + " …";
       std::printf("crossovers %s: %s\n", fabcoll::collective_name(c), t.c_str());
     }
-    std::printf("barrier (taken off each batch of calls): %.2f us\n", barrier_time * 1e6);
+    std::printf(
+        "barrier (taken off each batch of calls back to back): %.2f us%s\n", barrier_time * 1e6,
+        timed_apart(kApartBytes) ? "; from 64 KiB each call timed apart, between barriers" : "");
     if (!results.empty())
       std::printf("%-22s %-24s %10s %14s %14s %8s  %s\n", "collective", "algorithm", "bytes",
                   "predicted(us)", "measured(us)", "error", "");
@@ -2122,11 +2182,13 @@ int main(int argc, char** argv) {
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");
-        csv << "collective,algorithm,n,predicted,measured,chosen,fastest,probe,same_messages_as\n";
+        csv << "collective,algorithm,n,predicted,measured,chosen,fastest,probe,same_messages_as,"
+               "timed\n";
         for (const auto& me : results)
           csv << me.coll << ',' << me.alg << ',' << me.n << ',' << me.predicted << ','
               << me.measured << ',' << int(me.chosen) << ',' << int(me.fastest) << ',' << me.probe
-              << ',' << me.same_messages_as << '\n';
+              << ',' << me.same_messages_as << ',' << (timed_apart(me.n) ? "apart" : "batch")
+              << '\n';
       }
       std::string fanout_text;
       if (!fanout_runs.empty()) {
@@ -2236,8 +2298,14 @@ int main(int argc, char** argv) {
       for (Collective c : colls)
         md << "- **" << fabcoll::collective_name(c) << "**: " << tuning::format_table(tables[c])
            << "\n";
-      md << "\n## Validation\n\nMedian |predicted − measured| / measured: **"
-         << fmt("%.1f", 100 * med_err) << "%**; maximum selection regret (time of the chosen "
+      md << "\n## Validation\n\nEach measured time is the median over rounds of the slowest "
+         << "rank's time per call: "
+         << (timed_apart(kApartBytes)
+                 ? "below 64 KiB calls back to back in a batch between two barriers, from 64 KiB "
+                   "each call between barriers of its own (validation.csv, column timed). "
+                 : "calls back to back in a batch between two barriers. ")
+         << "Median |predicted − measured| / measured: **" << fmt("%.1f", 100 * med_err)
+         << "%**; maximum selection regret (time of the chosen "
          << "algorithm / fastest measured − 1): **" << fmt("%.1f", 100 * max_regret) << "%** "
          << "(90% interval " << fmt("%.1f", 100 * max_interval.lo) << "–"
          << fmt("%.1f", 100 * max_interval.hi)

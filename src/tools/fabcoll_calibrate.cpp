@@ -813,12 +813,12 @@ bool timed_apart(double bytes) { return bytes >= kApartBytes && link_class().sta
 /// 384 KiB, the binomial reduce took 1.12–1.29 times the naive one back to back and 0.73–0.97
 /// times between barriers (380–423 against 436–520 µs), as the model ranks them. Timed back to
 /// back, six p = 4 sockets launches met the regret target in 3 (misses: reduce + bcast or the
-/// binomial broadcast at 443–680 KiB, 7–15%); timed apart from 64 KiB, in 7 of 8, with no
+/// binomial broadcast at 443–680 KiB, 7–15%); timed apart from 64 KiB, in 9 of 10, with no
 /// regret above 8.7% from 64 KiB (the miss: the two-tree all-reduce at 1 KiB). Inside a node
 /// the calls stay back to back: shm's large messages are pulled by the receiver and the sender
 /// waits for the pull, so calls run into each other less; timed apart from 64 KiB there, four
 /// p = 4 shm launches met the regret target in 1 (the ring all-reduce chosen at 64 KiB,
-/// 11.6–14.4%; the naive broadcast at 235 KiB, 12.8%), back to back 3 of 3 the same day.
+/// 11.6–14.4%; the naive broadcast at 235 KiB, 12.8%), back to back 4 of 4 the same day.
 /// Below 64 KiB a call is short against the barrier
 /// (sockets, p = 4 on 2 cores: 120–160 µs), whose jitter the batches were made to outlast;
 /// timed apart at every size, one launch each gave 16.4/11.3% (p = 4 sockets) and 14.7/2.1%

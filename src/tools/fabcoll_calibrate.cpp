@@ -819,10 +819,10 @@ bool timed_apart(double bytes) { return bytes >= kApartBytes && link_class().sta
 /// waits for the pull, so calls run into each other less; timed apart from 64 KiB there, four
 /// p = 4 shm launches met the regret target in 1 (the ring all-reduce chosen at 64 KiB,
 /// 11.6–14.4%; the naive broadcast at 235 KiB, 12.8%), back to back 4 of 4 the same day.
-/// Below 64 KiB a call is short against the barrier
-/// (sockets, p = 4 on 2 cores: 120–160 µs), whose jitter the batches were made to outlast;
-/// timed apart at every size, one launch each gave 16.4/11.3% (p = 4 sockets) and 14.7/2.1%
-/// (p = 4 shm), not tried further.
+/// Below 64 KiB a call is short against the barrier (sockets, p = 4 on 2 cores: 120–160 µs),
+/// whose jitter the batches were made to outlast (the first paragraph); timed apart at every
+/// size, one launch each gave 16.4/11.3% (p = 4 sockets) and 14.7/2.1% (p = 4 shm), not tried
+/// further.
 std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm& comm, int p,
                                     const std::vector<const Algorithm*>& cands,
                                     const std::vector<double>& packets,

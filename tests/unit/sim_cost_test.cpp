@@ -362,9 +362,11 @@ TEST(SimCost, ExchangeShareMatchesTheSim) {
 
 // last_receivers (fabcoll-calibrate's next root in a batch of broadcasts): for every broadcast
 // and root, a rank other than the root that finishes last on the sim, of those the one that
-// sent fewest messages. The naive broadcast's root sends in rank order from root + 1, so with
-// o < α its last receiver is root − 1. The binomial tree's at p = 4 with forwarded data costing
-// ω = 2 is the leaf root + 3, which finishes with root + 2, the rank that forwarded to it.
+// sent fewest messages, of those the one most relays from the root. The naive broadcast's root
+// sends in rank order from root + 1, so with o < α its last receiver is root − 1. The binomial
+// tree's at p = 4 with forwarded data costing ω = 2 is the leaf root + 3, which finishes with
+// root + 2, the rank that forwarded to it; with ω = 1 it finishes with root + 1 too, and is
+// still the one taken (two relays from the root against one).
 TEST(SimCost, LastReceiversFinishLast) {
   int checked = 0;
   for (const Algorithm* alg : all_algorithms()) {
@@ -386,9 +388,12 @@ TEST(SimCost, LastReceiversFinishLast) {
           if (q != r) latest = std::max(latest, st.rank_finish[std::size_t(q)]);
         EXPECT_EQ(st.rank_finish[std::size_t(got)], latest) << alg->name << " p=" << p;
         for (int q = 0; q < p; ++q) {  // of those finishing last, one that sent fewest
-          if (q != r && st.rank_finish[std::size_t(q)] == latest) {
-            EXPECT_LE(st.messages_sent[std::size_t(got)], st.messages_sent[std::size_t(q)])
-                << alg->name << " p=" << p;
+          const auto uq = std::size_t(q), ug = std::size_t(got);
+          if (q != r && st.rank_finish[uq] == latest) {
+            EXPECT_LE(st.messages_sent[ug], st.messages_sent[uq]) << alg->name << " p=" << p;
+            if (st.messages_sent[ug] == st.messages_sent[uq]) {  // then one most relays away
+              EXPECT_GE(st.rank_relays[ug], st.rank_relays[uq]) << alg->name << " p=" << p;
+            }
           }
         }
         ++checked;
@@ -404,6 +409,10 @@ TEST(SimCost, LastReceiversFinishLast) {
   forwarded.written = 2;
   EXPECT_EQ(last_receivers(algorithms::kBcastBinomial, 4, 16384, forwarded),
             (std::vector<int>{3, 0, 1, 2}));
+  EXPECT_EQ(last_receivers(algorithms::kBcastBinomial, 4, 16384, kModel),
+            (std::vector<int>{3, 0, 1, 2}));
+  const sim::Stats st = run_for_cost(algorithms::kBcastBinomial, 4, 16384, kModel, true, 0, 0);
+  EXPECT_EQ(st.rank_relays, (std::vector<int>{0, 1, 1, 2}));
 }
 
 // At p = 2 the trees of the pipelined algorithms are a single edge, and their costs are exact

@@ -39,6 +39,7 @@ World::World(int p, CostModel model, bool phantom)
       send_free_(static_cast<std::size_t>(p), 0.0),
       recv_free_(static_cast<std::size_t>(p), 0.0),
       depth_(static_cast<std::size_t>(p), 0),
+      relays_(static_cast<std::size_t>(p), 0),
       posted_(static_cast<std::size_t>(p)),
       unexpected_(static_cast<std::size_t>(p)),
       written_(static_cast<std::size_t>(p)) {
@@ -109,7 +110,7 @@ void World::post_send(int src, PostedOp* op) {
   const int depth = std::max({depth_[src], send_depth_[src], recv_depth_[dst]}) + 1;
   send_depth_[src] = depth;
   recv_depth_[dst] = depth;
-  push(Event{end, 0, 0, op, src, dst, depth});
+  push(Event{end, 0, 0, op, src, dst, depth, relays_[src] + 1});
 }
 
 void World::post_recv(int dst, PostedOp* op) {
@@ -127,6 +128,7 @@ void World::post_recv(int dst, PostedOp* op) {
       note_written(dst, op->recv_data, m.size);
       op->received = m.size;
       depth_[dst] = std::max(depth_[dst], m.depth);
+      relays_[dst] = std::max(relays_[dst], m.relays);
       op->complete();
     }
     queue.erase(it);
@@ -140,7 +142,7 @@ void World::post_delay(int rank, PostedOp* op) {
     op->complete();
     return;
   }
-  push(Event{now_ + op->delay, 0, 1, op, rank, rank, 0});
+  push(Event{now_ + op->delay, 0, 1, op, rank, rank, 0, 0});
 }
 
 void World::cancel(int rank, PostedOp* op) {
@@ -201,6 +203,7 @@ void World::deliver(const Event& e) {
       note_written(e.dst, recv->recv_data, size);
       recv->received = size;
       depth_[e.dst] = std::max(depth_[e.dst], e.depth);
+      relays_[e.dst] = std::max(relays_[e.dst], e.relays);
       stats_.rounds = std::max(stats_.rounds, e.depth);
       recv->complete();
     }
@@ -216,6 +219,7 @@ void World::deliver(const Event& e) {
   m->tag = send->tag;
   m->size = size;
   m->depth = e.depth;
+  m->relays = e.relays;
   stats_.rounds = std::max(stats_.rounds, e.depth);
   if (!phantom_ && !send->orphaned && size > 0)
     m->payload.assign(send->send_data, send->send_data + size);
@@ -252,6 +256,7 @@ Stats World::run(const std::function<Task<>(Comm&)>& fn, const std::vector<doubl
   finished_.assign(np, false);
   errors_.assign(np, nullptr);
   std::fill(depth_.begin(), depth_.end(), 0);
+  std::fill(relays_.begin(), relays_.end(), 0);
   send_depth_.assign(np, 0);
   recv_depth_.assign(np, 0);
   const double t0 = now_;
@@ -262,7 +267,7 @@ Stats World::run(const std::function<Task<>(Comm&)>& fn, const std::vector<doubl
     tasks.push_back(rank_main(*this, r, fn(*comms_[static_cast<std::size_t>(r)])));
     const double s = start_times.empty() ? 0.0 : start_times[static_cast<std::size_t>(r)];
     if (s > 0) {
-      push(Event{now_ + s, 0, 2, nullptr, r, r, 0});
+      push(Event{now_ + s, 0, 2, nullptr, r, r, 0, 0});
     } else {
       tasks.back().start();
     }
@@ -298,6 +303,7 @@ Stats World::run(const std::function<Task<>(Comm&)>& fn, const std::vector<doubl
     stats_.total_messages += stats_.messages_sent[ur];
     stats_.total_bytes += stats_.bytes_sent[ur];
   }
+  stats_.rank_relays = relays_;
   stats_.sizes.assign(sizes_.begin(), sizes_.end());
   for (const auto& err : errors_)
     if (err) std::rethrow_exception(err);

@@ -40,6 +40,11 @@ struct Stats {
   // copied: Transport::note_written). Counted only when the model's ω (CostModel::written) is
   // not 1; such bytes cost β·ω each.
   std::vector<std::uint64_t> bytes_written_sent;
+  // per rank: relays, the longest chain of messages that reached it, each one sent by the rank
+  // the one before it reached (0: received nothing). Unlike `rounds` it does not count a send
+  // that waited for its port: a binomial broadcast's root sends to ranks p/2 and then 1, and its
+  // relay p/2 to 3 after; rank 1 is 1 relay from the root, rank 3 two.
+  std::vector<int> rank_relays;
   std::uint64_t total_messages = 0;
   std::uint64_t total_bytes = 0;
   // Communication rounds: the longest chain of messages in which each one is sent after the
@@ -106,6 +111,7 @@ class World final : public Executor {
     std::vector<std::byte> payload;
     std::size_t size;
     int depth;
+    int relays;
     Message* next;
   };
   struct Event {
@@ -116,6 +122,7 @@ class World final : public Executor {
     int src;
     int dst;
     int depth;
+    int relays = 0;
     bool operator>(const Event& o) const {
       return time != o.time ? time > o.time : order > o.order;
     }
@@ -146,6 +153,7 @@ class World final : public Executor {
   // per rank
   std::vector<double> send_free_, recv_free_;
   std::vector<int> depth_, send_depth_, recv_depth_;
+  std::vector<int> relays_;                     // Stats::rank_relays as the run goes
   std::vector<std::vector<PostedOp*>> posted_;  // posted receives, in order
   std::vector<std::vector<std::unique_ptr<Message>>> unexpected_;
   std::vector<std::map<std::uintptr_t, std::uintptr_t>> written_;  // per rank: [begin, end)

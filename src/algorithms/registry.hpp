@@ -36,7 +36,11 @@ enum class Collective {
 /// collective but the broadcast and the scatter, whose root sends and whose receivers each
 /// wait for one message. Measured at p = 4 on 2 cores (fabcoll-calibrate's timed runs, 64 B –
 /// 25 KiB): the binomial and naive reduces and reduce + bcast took their one-way rounds at
-/// α + W, the binomial broadcast its two hops at 2.3 µs each, below α alone.
+/// α + W, the binomial broadcast its two hops at 2.3 µs each, below α alone. (That fit took
+/// rank 1 as the binomial broadcast's next root, whose calls then overlapped; last_receivers
+/// has taken rank 3 since 2026-11-26. W charged to the broadcasts too, the pipelines left
+/// without it as below, was tried once then: p = 4 shm chose the pipelined tree at 256 B, regret
+/// 70%, and p = 4 sockets 77% at 512 B. Not kept.)
 constexpr bool fans_in(Collective c) { return c != Collective::bcast && c != Collective::scatter; }
 
 const char* collective_name(Collective c) noexcept;

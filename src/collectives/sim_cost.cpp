@@ -112,8 +112,8 @@ std::vector<int> last_receivers(const Algorithm& alg, int p, std::size_t bytes, 
     // finish together on the sim, the first straight from the root (sent after its send to
     // p/2), the second through p/2. With rank 1 as the next root, the oversubscribed fit timed
     // calls that overlapped, while the validation, whose fitted ω or χ part the two, took p/2 + 1
-    // (p = 4 shm on 2 cores: the binomial broadcast 4.4 µs at 2 KiB in the fit, 9.2 at 2280 B
-    // in the validation, which chose it at 9–16 KiB at 27–41% under its time).
+    // (p = 4 shm on 2 cores, one launch: the binomial broadcast 5.5 µs at 2 KiB in the fit,
+    // 9.2 at 2280 B in the validation, which chose it at 9–16 KiB, 30–41% under its time).
     const auto later = [&](int a, int b) {
       const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
       if (st.rank_finish[ua] != st.rank_finish[ub]) return st.rank_finish[ua] > st.rank_finish[ub];

@@ -39,7 +39,6 @@ World::World(int p, CostModel model, bool phantom)
       send_free_(static_cast<std::size_t>(p), 0.0),
       recv_free_(static_cast<std::size_t>(p), 0.0),
       depth_(static_cast<std::size_t>(p), 0),
-      relays_(static_cast<std::size_t>(p), 0),
       posted_(static_cast<std::size_t>(p)),
       unexpected_(static_cast<std::size_t>(p)),
       written_(static_cast<std::size_t>(p)) {
@@ -110,7 +109,7 @@ void World::post_send(int src, PostedOp* op) {
   const int depth = std::max({depth_[src], send_depth_[src], recv_depth_[dst]}) + 1;
   send_depth_[src] = depth;
   recv_depth_[dst] = depth;
-  push(Event{end, 0, 0, op, src, dst, depth, relays_[src] + 1});
+  push(Event{end, 0, 0, op, src, dst, depth, rank_relays(src) + 1});
 }
 
 void World::post_recv(int dst, PostedOp* op) {
@@ -128,7 +127,7 @@ void World::post_recv(int dst, PostedOp* op) {
       note_written(dst, op->recv_data, m.size);
       op->received = m.size;
       depth_[dst] = std::max(depth_[dst], m.depth);
-      relays_[dst] = std::max(relays_[dst], m.relays);
+      rank_relays(dst) = std::max(rank_relays(dst), m.relays);
       op->complete();
     }
     queue.erase(it);
@@ -203,7 +202,7 @@ void World::deliver(const Event& e) {
       note_written(e.dst, recv->recv_data, size);
       recv->received = size;
       depth_[e.dst] = std::max(depth_[e.dst], e.depth);
-      relays_[e.dst] = std::max(relays_[e.dst], e.relays);
+      rank_relays(e.dst) = std::max(rank_relays(e.dst), e.relays);
       stats_.rounds = std::max(stats_.rounds, e.depth);
       recv->complete();
     }
@@ -248,6 +247,7 @@ Stats World::run(const std::function<Task<>(Comm&)>& fn, const std::vector<doubl
   sizes_.clear();
   stats_.rank_finish.assign(np, 0.0);
   stats_.messages_sent.assign(np, 0);
+  stats_.rank_relays.assign(np, 0);
   stats_.bytes_sent.assign(np, 0);
   stats_.bytes_written_sent.assign(np, 0);
   for (auto& w : written_) w.clear();
@@ -256,7 +256,6 @@ Stats World::run(const std::function<Task<>(Comm&)>& fn, const std::vector<doubl
   finished_.assign(np, false);
   errors_.assign(np, nullptr);
   std::fill(depth_.begin(), depth_.end(), 0);
-  std::fill(relays_.begin(), relays_.end(), 0);
   send_depth_.assign(np, 0);
   recv_depth_.assign(np, 0);
   const double t0 = now_;
@@ -303,7 +302,6 @@ Stats World::run(const std::function<Task<>(Comm&)>& fn, const std::vector<doubl
     stats_.total_messages += stats_.messages_sent[ur];
     stats_.total_bytes += stats_.bytes_sent[ur];
   }
-  stats_.rank_relays = relays_;
   stats_.sizes.assign(sizes_.begin(), sizes_.end());
   for (const auto& err : errors_)
     if (err) std::rethrow_exception(err);

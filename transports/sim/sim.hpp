@@ -42,8 +42,8 @@ struct Stats {
   std::vector<std::uint64_t> bytes_written_sent;
   // per rank: relays, the longest chain of messages that reached it, each one sent by the rank
   // the one before it reached (0: received nothing). Unlike `rounds` it does not count a send
-  // that waited for its port: a binomial broadcast's root sends to ranks p/2 and then 1, and its
-  // relay p/2 to 3 after; rank 1 is 1 relay from the root, rank 3 two.
+  // that waited for its port: at p = 4 a binomial broadcast's root sends to rank 2 and then 1,
+  // and rank 2 relays to 3; ranks 1 and 2 are 1 relay from the root, rank 3 two.
   std::vector<int> rank_relays;
   std::uint64_t total_messages = 0;
   std::uint64_t total_bytes = 0;
@@ -122,7 +122,7 @@ class World final : public Executor {
     int src;
     int dst;
     int depth;
-    int relays = 0;
+    int relays;
     bool operator>(const Event& o) const {
       return time != o.time ? time > o.time : order > o.order;
     }
@@ -138,6 +138,7 @@ class World final : public Executor {
   /// How many of [data, data + bytes) rank has written within this run.
   [[nodiscard]] std::size_t written_bytes(int rank, const void* data, std::size_t bytes) const;
   void push(Event e);
+  int& rank_relays(int r) { return stats_.rank_relays[static_cast<std::size_t>(r)]; }
   static Task<> rank_main(World& w, int rank, Task<> inner);
 
   int p_;
@@ -153,7 +154,6 @@ class World final : public Executor {
   // per rank
   std::vector<double> send_free_, recv_free_;
   std::vector<int> depth_, send_depth_, recv_depth_;
-  std::vector<int> relays_;                     // Stats::rank_relays as the run goes
   std::vector<std::vector<PostedOp*>> posted_;  // posted receives, in order
   std::vector<std::vector<std::unique_ptr<Message>>> unexpected_;
   std::vector<std::map<std::uintptr_t, std::uintptr_t>> written_;  // per rank: [begin, end)

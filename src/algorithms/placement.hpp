@@ -54,6 +54,14 @@ class Placement {
   /// the one a hybrid runs (CollArgs::strategy; -1: none). Cached.
   [[nodiscard]] virtual double written_across(const Algorithm& alg, double k,
                                               long strategy = -1) const = 0;
+  /// What waiting for a core-mate adds to alg at p = size(), not pipelined: with ranks sharing
+  /// a core, a message written into a ring for a rank on the sender's CPU is read only once
+  /// the sender leaves the core, after the sends it has queued (the binomial broadcast's root
+  /// at p = 4, cyclic, sends to rank 2 on its own core and then to rank 1, and rank 2 relays
+  /// only after both). The ratio of alg's sim run with such messages delivered when their
+  /// sender's port is free (sim::World::set_core_mate_relays) to its run without, >= 1 (the
+  /// binomial broadcast there: 3 hops' time for 2). `strategy` as for written_across. Cached.
+  [[nodiscard]] virtual double core_mate_factor(const Algorithm& alg, long strategy = -1) const = 0;
 
  private:
   std::vector<int> cpu_;

@@ -104,6 +104,11 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   CostModel m = q.m;
   if (m.written != 1 && written_share != nullptr)
     m.beta *= 1 + placed_written_share(q) * (m.written - 1);
+  // Before χ and W: those scale or add to the rounds it lengthens (the fit's columns alike).
+  if (const double d = core_mate_factor(q); d != 1) {
+    m.alpha *= d;
+    m.beta *= d;
+  }
   // Not the pipelined ones: W was fitted to whole-message algorithms, and charged to every
   // packet's round (its share not in exchanges) it put the two-tree all-reduce 28-44% over its
   // measured time (p = 4 on 2 cores, 256 B - 64 KiB; 28% under to 18% over without).
@@ -134,7 +139,18 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   m.wake = 0;
   m.streamed = 1;
   m.call_wake = 0;  // predict adds it once per call
+  m.core_mate_relays = false;
   return m;
+}
+
+double Algorithm::core_mate_factor(const CostQuery& q) const {
+  const Placement* placed = q.m.placement;
+  // Inside a node only (the rings: a pull threshold set), and below it.
+  if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p || optimal_k != nullptr ||
+      !(q.m.pull_bytes > 0) || mean_message(q) >= q.m.pull_bytes)
+    return 1;
+  const long s = strategy != nullptr ? static_cast<long>(strategy(q)) : -1;
+  return std::max(1.0, placed->core_mate_factor(*this, s));
 }
 
 double Algorithm::clamped_exchange_share(const CostQuery& q) const {

@@ -39,6 +39,24 @@ class SimPlacement final : public Placement {
     return cache_.try_emplace(key, share).first->second;
   }
 
+  double core_mate_factor(const Algorithm& alg, long strategy) const override {
+    const std::pair key{&alg, strategy};
+    {
+      const std::lock_guard lock(mutex_);
+      if (const auto it = relay_cache_.find(key); it != relay_cache_.end()) return it->second;
+    }
+    const int p = size();
+    const std::size_t block = std::max<std::size_t>(1024, 8192 * 16 / std::max(16, p)) / 8 * 8;
+    const CostModel m = unit_model();
+    const double plain =
+        run_for_cost(alg, p, block, m, true, 0, 0, cpus(), strategy, false).finish_time;
+    const double waiting =
+        run_for_cost(alg, p, block, m, true, 0, 0, cpus(), strategy, true).finish_time;
+    const double factor = plain > 0 ? std::max(1.0, waiting / plain) : 1.0;
+    const std::lock_guard lock(mutex_);
+    return relay_cache_.try_emplace(key, factor).first->second;
+  }
+
  private:
   /// Three sim runs of alg, blocks of 8 KiB: without ω (t1), with ω = 2 on every written byte
   /// (tw) and on the written bytes that cross CPUs only (tx); the share is (tx − t1)/(tw − t1).
@@ -50,10 +68,7 @@ class SimPlacement final : public Placement {
     const int p = size();
     // 8 KiB blocks, smaller from p = 16 on (an all-to-all's buffers grow with p²).
     const std::size_t block = std::max<std::size_t>(1024, 8192 * 16 / std::max(16, p)) / 8 * 8;
-    CostModel m;  // the sim's units are free: α = 16 βs, 1/512 of a block's βn
-    m.alpha = 4;
-    m.beta = 0.25;
-    m.gamma = 0.125;
+    CostModel m = unit_model();
     const double t1 = run_for_cost(alg, p, block, m, false, 0, packets, {}, strategy).finish_time;
     m.written = 2;
     const double tw = run_for_cost(alg, p, block, m, false, 0, packets, {}, strategy).finish_time;
@@ -63,8 +78,18 @@ class SimPlacement final : public Placement {
     return std::clamp((tx - t1) / (tw - t1), 0.0, 1.0);
   }
 
+  /// The sim's units are free: α = 16 βs, 1/512 of an 8 KiB block's βn.
+  static CostModel unit_model() {
+    CostModel m;
+    m.alpha = 4;
+    m.beta = 0.25;
+    m.gamma = 0.125;
+    return m;
+  }
+
   mutable std::mutex mutex_;
   mutable std::map<std::tuple<const Algorithm*, long, long>, double> cache_;
+  mutable std::map<std::pair<const Algorithm*, long>, double> relay_cache_;
 };
 
 std::mutex g_interned_mutex;

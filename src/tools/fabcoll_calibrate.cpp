@@ -1462,8 +1462,12 @@ int main(int argc, char** argv) {
             const double small =
                 small_bytes > 0 ? 1 - fabcoll::sim_break_shares(*alg, p, n, small_bytes, -1).alpha
                                 : 0.0;
-            pts.push_back({ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0, w,
-                           big, small});
+            // Its messages to core-mates, as Algorithm::costed scales α and β (not W or c).
+            fabcoll::CostQuery dq = fq;
+            dq.m.pull_bytes = pull;
+            const double d = alg->core_mate_factor(dq);
+            pts.push_back({ua * d, ub * d, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e,
+                           0.0, w, big, small});
             point_above.push_back(std::move(above));
           }
           if (cands.empty()) continue;

@@ -148,6 +148,11 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "# small messages: those of fewer than %.0f B (injected) cost alpha = %.3g us; an "
         "algorithm's alpha is mixed by the share of its rounds in them\n",
         m.small_below, m.alpha_small * 1e6);
+  if (m.placement != nullptr && m.placement->size() == p)
+    std::printf(
+        "# ranks share CPUs: a message written into a ring for a rank on its sender's CPU is read "
+        "once the sender has sent what it queued; an algorithm not pipelined costs alpha and "
+        "beta times its 'core-mates' factor (in the note where not 1)\n");
   std::printf("%-24s %14s %10s %8s %8s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment",
               "written", "exchange", "note");
   const Algorithm* chosen = nullptr;
@@ -171,6 +176,11 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     // As Algorithm::costed charges it: ω not below written_from (the share shown is 0 there).
     const bool charged = !(q.m.written_from > 0 && a->mean_message(q) < q.m.written_from);
     if (!charged) q.m.written = 1;
+    if (const double d = a->core_mate_factor(q); d != 1) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "core-mates x%.2f", d);
+      note += (note.empty() ? "" : "; ") + std::string(buf);
+    }
     std::printf("%-24s %14.3f %10zu %8s %8.3f %8.3f  %s\n", text(a->name).c_str(),
                 fabcoll::predicted_cost(comm, *a, args) * 1e6, sc.packets, segment_text(sc).c_str(),
                 charged ? a->placed_written_share(q) : 0.0,

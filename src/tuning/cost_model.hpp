@@ -159,6 +159,10 @@ struct CostModel {
   /// crosses CPUs (Algorithm::placed_written_share). Not part of a tuning file or of the
   /// bootstrap line: every rank sets it from the node map (interned, never freed).
   const Placement* placement = nullptr;
+  /// With a placement: whether costing still charges the wait for a core-mate
+  /// (Algorithm::core_mate_factor); Algorithm::costed charges it and clears this, so that
+  /// costing twice changes nothing.
+  bool core_mate_relays = true;
 
   [[nodiscard]] double send_overhead() const { return overhead >= 0 ? overhead : alpha; }
   /// α of a round whose share e is spent in exchanges: α(1 + e(χα − 1)), plus (1 − e)W where

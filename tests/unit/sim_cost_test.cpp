@@ -289,6 +289,53 @@ TEST(Placement, WrittenAcrossFollowsWhichRanksShareACpu) {
   EXPECT_GT(unsettled, 0);  // the case this checks occurs
 }
 
+// A message to a core-mate waits for its sender to leave the core (sim::World::
+// set_core_mate_relays, Placement::core_mate_factor). At p = 4 on 2 CPUs, cyclic (ranks 0 and
+// 2 on one), the binomial broadcast's root sends to rank 2 and then to rank 1; rank 2 reads
+// its message once the second send is done and relays to 3: three hops' time for two. Under
+// block (0 and 1 on one CPU) the root's last send goes to its core-mate, and rank 2's relay
+// to 3 is its only send: nothing waits. The naive broadcast's core-mate is its last receiver
+// anyway, and recursive doubling's core-mates exchange one message each.
+TEST(Placement, CoreMateRelaysWaitForTheirSender) {
+  const Algorithm& binomial = *find_algorithm(Collective::bcast, "binomial");
+  const Algorithm& naive = *find_algorithm(Collective::bcast, "naive");
+  const Algorithm& rd = *find_algorithm(Collective::allreduce, "recursive_doubling");
+  const Placement* cyclic = placement_for_mapping("cyclic", 4, 2);
+  const Placement* block = placement_for_mapping("block", 4, 2);
+  const double hop = kModel.alpha + kModel.beta * 8192;
+  const auto finish = [&](bool relays) {
+    return run_for_cost(binomial, 4, 8192, kModel, true, 0, 0, cyclic->cpus(), -1, relays)
+        .rank_finish;
+  };
+  EXPECT_EQ(finish(false), (std::vector<double>{2 * hop, 2 * hop, 2 * hop, 2 * hop}));
+  EXPECT_EQ(finish(true), (std::vector<double>{2 * hop, 2 * hop, 3 * hop, 3 * hop}));
+  EXPECT_DOUBLE_EQ(cyclic->core_mate_factor(binomial), 1.5);
+  EXPECT_DOUBLE_EQ(block->core_mate_factor(binomial), 1.0);
+  EXPECT_DOUBLE_EQ(cyclic->core_mate_factor(naive), 1.0);
+  EXPECT_DOUBLE_EQ(cyclic->core_mate_factor(rd), 1.0);
+  // Costed: α and β scaled once (costing twice changes nothing), not where the messages are
+  // pulled (their sender only posts them), nor for a placement of other ranks than the query's.
+  CostQuery q;
+  q.n = 8192;
+  q.p = 4;
+  q.m = kModel;
+  q.m.placement = cyclic;
+  EXPECT_DOUBLE_EQ(binomial.core_mate_factor(q), 1.0);  // no pull threshold: not the rings
+  q.m.pull_bytes = 16384;
+  const CostModel once = binomial.costed(q);
+  EXPECT_DOUBLE_EQ(once.alpha, 1.5 * kModel.alpha);
+  EXPECT_DOUBLE_EQ(once.beta, 1.5 * kModel.beta);
+  CostQuery again = q;
+  again.m = once;
+  EXPECT_DOUBLE_EQ(binomial.costed(again).alpha, once.alpha);
+  EXPECT_DOUBLE_EQ(binomial.predict(q), 3 * (kModel.alpha + kModel.beta * 8192));
+  q.m.pull_bytes = 8192;
+  EXPECT_DOUBLE_EQ(binomial.core_mate_factor(q), 1.0);
+  q.m.pull_bytes = 16384;
+  q.p = 8;
+  EXPECT_DOUBLE_EQ(binomial.core_mate_factor(q), 1.0);
+}
+
 // Its interning: one object per CPU vector, none where no two ranks share a CPU or one is
 // not known.
 TEST(Placement, OfCpusIsInternedAndOnlyWhereRanksShareACpu) {

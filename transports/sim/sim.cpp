@@ -184,6 +184,16 @@ std::size_t World::written_bytes(int rank, const void* data, std::size_t bytes) 
 }
 
 void World::deliver(const Event& e) {
+  // A core-mate's message waits until its sender has sent all it had under way or queued
+  // (set_core_mate_relays); the send completes then too.
+  if (core_mate_relays_ && !cpus_.empty() &&
+      cpus_[static_cast<std::size_t>(e.src)] == cpus_[static_cast<std::size_t>(e.dst)] &&
+      send_free_[static_cast<std::size_t>(e.src)] > e.time) {
+    Event later = e;
+    later.time = send_free_[static_cast<std::size_t>(e.src)];
+    push(later);
+    return;
+  }
   PostedOp* send = e.op;
   const std::size_t size = send->size;
   // Look for a posted receive first: then bytes go straight from sender to receiver.

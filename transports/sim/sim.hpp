@@ -79,6 +79,11 @@ class World final : public Executor {
   /// is charged only to written bytes sent to a rank on another CPU: a rank reads what a
   /// core-mate wrote from their shared cache (Placement).
   void set_cpus(std::vector<int> cpus);
+  /// With CPUs set: a message to a rank on its sender's CPU is delivered no earlier than the
+  /// moment the sender's send port is free (the sender has no send under way or queued): a
+  /// ring's reader runs only once the writer leaves their shared core
+  /// (Placement::core_mate_factor). Off by default: the texts' model.
+  void set_core_mate_relays(bool on) { core_mate_relays_ = on; }
   /// A protocol break (LinkModel): messages of at least `bytes` cost alpha_above and
   /// beta_above in place of the model's α and β (χ, ω as for any message). bytes 0: none.
   void set_break(double bytes, double alpha_above, double beta_above) {
@@ -159,6 +164,7 @@ class World final : public Executor {
   std::vector<std::map<std::uintptr_t, std::uintptr_t>> written_;  // per rank: [begin, end)
   std::vector<int> cpus_;                                          // per rank (set_cpus)
   double break_bytes_ = 0, alpha_above_ = 0, beta_above_ = 0;      // set_break
+  bool core_mate_relays_ = false;                                  // set_core_mate_relays
   bool record_sizes_ = false;
   bool record_messages_ = false;
   std::size_t clear_fan_in_ = 0;  // set_clear_fan_in

@@ -1462,12 +1462,10 @@ int main(int argc, char** argv) {
             const double small =
                 small_bytes > 0 ? 1 - fabcoll::sim_break_shares(*alg, p, n, small_bytes, -1).alpha
                                 : 0.0;
-            // Its messages to core-mates, as Algorithm::costed scales α and β (not W or c).
-            fabcoll::CostQuery dq = fq;
-            dq.m.pull_bytes = pull;
-            const double d = alg->core_mate_factor(dq);
-            pts.push_back({ua * d, ub * d, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e,
-                           0.0, w, big, small});
+            // (ua and ub hold its messages to core-mates already: linear_cost_terms costs tm,
+            // which has the placement and the pull threshold, as Algorithm::costed does.)
+            pts.push_back({ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0, w,
+                           big, small});
             point_above.push_back(std::move(above));
           }
           if (cands.empty()) continue;

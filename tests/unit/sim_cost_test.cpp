@@ -14,6 +14,7 @@
 #include "patterns/binomial_tree.hpp"
 #include "patterns/hypercube.hpp"
 #include "support/sim_harness.hpp"
+#include "tuning/crossover.hpp"
 #include "tuning/lawn29.hpp"
 
 namespace fabcoll::testing {
@@ -329,6 +330,11 @@ TEST(Placement, CoreMateRelaysWaitForTheirSender) {
   again.m = once;
   EXPECT_DOUBLE_EQ(binomial.costed(again).alpha, once.alpha);
   EXPECT_DOUBLE_EQ(binomial.predict(q), 3 * (kModel.alpha + kModel.beta * 8192));
+  // The fit to timed collectives takes its columns from the same costing: 3 rounds, 3n bytes.
+  double a = 0, b = 0, c = 0;
+  ASSERT_TRUE(tuning::linear_cost_terms(binomial, 8192, 4, q.m, a, b, c));
+  EXPECT_DOUBLE_EQ(a, 3);
+  EXPECT_DOUBLE_EQ(b, 3 * 8192);
   q.m.pull_bytes = 8192;
   EXPECT_DOUBLE_EQ(binomial.core_mate_factor(q), 1.0);
   q.m.pull_bytes = 16384;

@@ -46,7 +46,7 @@ class SimPlacement final : public Placement {
       if (const auto it = relay_cache_.find(key); it != relay_cache_.end()) return it->second;
     }
     const int p = size();
-    const std::size_t block = std::max<std::size_t>(1024, 8192 * 16 / std::max(16, p)) / 8 * 8;
+    const std::size_t block = block_bytes(p);
     const CostModel m = unit_model();
     const double plain =
         run_for_cost(alg, p, block, m, true, 0, 0, cpus(), strategy, false).finish_time;
@@ -66,8 +66,7 @@ class SimPlacement final : public Placement {
   /// increment): the share is at most 1.
   double measure(const Algorithm& alg, std::size_t packets, long strategy) const {
     const int p = size();
-    // 8 KiB blocks, smaller from p = 16 on (an all-to-all's buffers grow with p²).
-    const std::size_t block = std::max<std::size_t>(1024, 8192 * 16 / std::max(16, p)) / 8 * 8;
+    const std::size_t block = block_bytes(p);
     CostModel m = unit_model();
     const double t1 = run_for_cost(alg, p, block, m, false, 0, packets, {}, strategy).finish_time;
     m.written = 2;
@@ -78,6 +77,10 @@ class SimPlacement final : public Placement {
     return std::clamp((tx - t1) / (tw - t1), 0.0, 1.0);
   }
 
+  /// The measures' blocks: 8 KiB, smaller from p = 16 on (an all-to-all's buffers grow with p²).
+  static std::size_t block_bytes(int p) {
+    return std::max<std::size_t>(1024, 8192 * 16 / std::max(16, p)) / 8 * 8;
+  }
   /// The sim's units are free: α = 16 βs, 1/512 of an 8 KiB block's βn.
   static CostModel unit_model() {
     CostModel m;

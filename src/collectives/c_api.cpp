@@ -567,12 +567,13 @@ int fc_finalize(fc_context_t ctx) {
         std::fprintf(stderr,
                      "fabcoll stats: world rank %d: shm messages %llu, bytes through rings "
                      "(staged) %llu, bytes single-copy (CMA) %llu, CMA %s, bytes folded on "
-                     "arrival %llu\n",
+                     "arrival %llu, bytes realigned %llu\n",
                      ctx->world.comm->rank(), static_cast<unsigned long long>(st.messages),
                      static_cast<unsigned long long>(st.bytes_ring),
                      static_cast<unsigned long long>(st.bytes_cma),
                      ctx->shm->cma_enabled() ? "on" : "off",
-                     static_cast<unsigned long long>(st.bytes_folded));
+                     static_cast<unsigned long long>(st.bytes_folded),
+                     static_cast<unsigned long long>(st.bytes_realigned));
       }
       if (ctx->ofi) {
         const fabcoll::ofi::Stats& st = ctx->ofi->stats();

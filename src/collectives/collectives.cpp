@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "collectives/placement.hpp"
+#include "engine/copy.hpp"
 #include "engine/errors.hpp"
 #include "tuning/crossover.hpp"
 
@@ -276,7 +277,7 @@ const Algorithm& planned(Comm& comm, CollArgs& args, bool& above, const CostMode
 void with_input(const Algorithm& alg, CollArgs& args) {
   if (args.coll != Collective::allreduce || args.sendbuf == args.recvbuf || alg.separate_input)
     return;
-  if (args.bytes() > 0) std::memcpy(args.recvbuf, args.sendbuf, args.bytes());
+  if (args.bytes() > 0) copy_bytes(args.recvbuf, args.sendbuf, args.bytes());
   args.sendbuf = args.recvbuf;
 }
 
@@ -379,7 +380,7 @@ void validate(const Comm& comm, CollArgs& a) {
         need_buffer(a.sendbuf, n, "sendbuf");
         if (n > 0 && (a.sendbuf == a.recvbuf || overlaps(a.sendbuf, n, a.recvbuf, n)))
           raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
-        if (n > 0) std::memcpy(a.recvbuf, a.sendbuf, n);
+        if (n > 0) copy_bytes(a.recvbuf, a.sendbuf, n);
       }
       a.sendbuf = a.recvbuf;
       return;
@@ -444,7 +445,7 @@ void validate(const Comm& comm, CollArgs& a) {
         need_buffer(a.sendbuf, n, "sendbuf");
         if (overlaps(a.sendbuf, n, a.recvbuf, total))
           raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
-        if (n > 0) std::memcpy(own, a.sendbuf, n);
+        if (n > 0) copy_bytes(own, a.sendbuf, n);
         return;  // sendbuf stays: algorithms may send the own block from it (see CollArgs)
       }
       a.sendbuf = own;

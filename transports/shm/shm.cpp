@@ -17,6 +17,7 @@
 #include <new>
 
 #include "bootstrap/launcher_store.hpp"
+#include "engine/copy.hpp"
 #include "engine/datatype.hpp"
 #include "engine/errors.hpp"
 
@@ -42,6 +43,10 @@ constexpr std::size_t kCmaChunk = std::size_t{4} << 20;
 // costs a few microseconds beyond its bytes here, so small pieces lose more in calls than
 // they gain in cache; 1 MiB (the L2 of a core, and the CMA's best call size) wins.
 constexpr std::size_t kFoldChunk = std::size_t{1} << 20;
+// read_remote's pieces where the kernel's copy would be slow for the buffers' alignment
+// (engine/copy.hpp): read into a buffer at the sender's offset in a cache line, then copied
+// on while in this core's L2 (1 MiB on this machine, shared by the ranks on the core).
+constexpr std::size_t kBounceBytes = std::size_t{256} << 10;
 constexpr std::uint64_t kProbeValue = 0x5eed'f00d'cafe'd00dull;
 constexpr std::size_t kFirstLineLastFrom = 512;  // write_frame
 
@@ -276,12 +281,12 @@ bool Endpoint::write_frame(int li, std::uint32_t kind, std::uint64_t tag, std::u
   const auto* src = static_cast<const std::byte*>(payload);
   if (len >= kFirstLineLastFrom) {
     constexpr std::size_t kFirstLine = kFrameAlign - sizeof f;  // payload bytes in line one
-    std::memcpy(at + kFrameAlign, src + kFirstLine, len - kFirstLine);
+    copy_bytes(at + kFrameAlign, src + kFirstLine, len - kFirstLine);
     std::memcpy(at, &f, kSeqOffset);
     std::memcpy(at + sizeof f, src, kFirstLine);
   } else {
     std::memcpy(at, &f, kSeqOffset);
-    if (len > 0) std::memcpy(at + sizeof f, src, len);
+    if (len > 0) copy_bytes(at + sizeof f, src, len);
   }
   seq_at(at).store(head + 1, std::memory_order_release);  // publishes the frame
   ring->head.store(head + fs, std::memory_order_relaxed);
@@ -388,7 +393,7 @@ void Endpoint::finish_recv(PostedOp* op, std::uint64_t total, bool truncated) {
 void Endpoint::deliver(PostedOp* op, std::uint64_t offset, const std::byte* data, std::size_t len) {
   if (len == 0) return;
   if (op->fold.op == nullptr) {
-    std::memcpy(op->recv_data + offset, data, len);
+    copy_bytes(op->recv_data + offset, data, len);
     return;
   }
   // Pieces arrive in order. Whole elements are folded straight from `data`; the bytes of an
@@ -399,12 +404,12 @@ void Endpoint::deliver(PostedOp* op, std::uint64_t offset, const std::byte* data
   const std::size_t first = elements_in(offset + es - 1, es) * es;  // first boundary >= offset
   const std::size_t last = elements_in(end, es) * es;               // last boundary <= end
   if (first > offset) {
-    std::memcpy(op->recv_data + offset, data, std::min(first, end) - offset);
+    copy_bytes(op->recv_data + offset, data, std::min(first, end) - offset);
     if (first <= end) op->fold.apply(first - es, op->recv_data + (first - es), es);
   }
   if (last > first) op->fold.apply(first, data + (first - offset), last - first);
   const std::size_t rest = std::max(first, last);
-  if (end > rest) std::memcpy(op->recv_data + rest, data + (rest - offset), end - rest);
+  if (end > rest) copy_bytes(op->recv_data + rest, data + (rest - offset), end - rest);
   stats_.bytes_folded += len;
 }
 
@@ -432,7 +437,7 @@ void Endpoint::on_data(int li, std::uint64_t tag, std::uint64_t total, std::uint
   }
   if (len > 0) {
     if (in.op != nullptr && !in.truncated) deliver(in.op, offset, payload, len);
-    if (in.u != nullptr) std::memcpy(in.u->data.data() + offset, payload, len);
+    if (in.u != nullptr) copy_bytes(in.u->data.data() + offset, payload, len);
   }
   in.got += len;
   if (in.got < in.total) return;
@@ -488,19 +493,8 @@ int Endpoint::cma_read_all(int li, PostedOp* op, std::uint64_t addr, std::uint64
     while (off < size) {
       // Read one chunk of whole elements (the last may be short), then fold it.
       const std::size_t want = std::min<std::uint64_t>(chunk, size - off);
-      std::size_t have = 0;
       std::byte* const dst = landed ? op->fold.out + off : fold_buf_.data();
-      while (have < want) {
-        iovec local{dst + have, want - have};
-        iovec remote{reinterpret_cast<void*>(addr + off + have), want - have};
-        const ssize_t got = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
-        if (got < 0) {
-          if (errno == EINTR) continue;
-          return errno;
-        }
-        if (got == 0) return EFAULT;
-        have += static_cast<std::size_t>(got);
-      }
+      if (const int err = read_remote(pid, dst, addr + off, want); err != 0) return err;
       // Measured p = 2 binomial reduce of 1 MiB: the sender waited for the combine too.
       if (off + want == size) send_fin(li, send_id, 0);
       if (!landed) {
@@ -519,19 +513,37 @@ int Endpoint::cma_read_all(int li, PostedOp* op, std::uint64_t addr, std::uint64
     if (size == 0) send_fin(li, send_id, 0);  // no piece was read (FABCOLL_SHM_CMA_THRESHOLD=0)
     return 0;
   }
-  while (off < size) {
-    const std::size_t chunk = std::min<std::uint64_t>(kCmaChunk, size - off);
-    iovec local{op->recv_data + off, chunk};
-    iovec remote{reinterpret_cast<void*>(addr + off), chunk};
+  if (const int err = read_remote(pid, op->recv_data, addr, size); err != 0) return err;
+  send_fin(li, send_id, 0);
+  return 0;
+}
+
+int Endpoint::read_remote(pid_t pid, std::byte* dst, std::uint64_t addr, std::size_t len) {
+  const bool bounce = len >= kSlowCopyFrom && rep_movsb_slow(dst, reinterpret_cast<void*>(addr));
+  if (bounce && bounce_.size() < kBounceBytes + 64) bounce_.resize(kBounceBytes + 64);
+  // The piece's start in bounce_: at addr's offset in a cache line, so the kernel copies
+  // line to line.
+  std::byte* const stage =
+      bounce ? bounce_.data() + ((addr - reinterpret_cast<std::uintptr_t>(bounce_.data())) & 63)
+             : nullptr;
+  const std::size_t most = bounce ? kBounceBytes : kCmaChunk;
+  std::size_t off = 0;
+  while (off < len) {
+    const std::size_t want = std::min(most, len - off);
+    iovec local{bounce ? stage : dst + off, want};
+    iovec remote{reinterpret_cast<void*>(addr + off), want};
     const ssize_t got = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
       return errno;
     }
     if (got == 0) return EFAULT;
-    off += static_cast<std::uint64_t>(got);
+    if (bounce) {
+      copy_bytes(dst + off, stage, static_cast<std::size_t>(got));
+      stats_.bytes_realigned += static_cast<std::uint64_t>(got);
+    }
+    off += static_cast<std::size_t>(got);
   }
-  send_fin(li, send_id, 0);
   return 0;
 }
 

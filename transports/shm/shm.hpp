@@ -34,6 +34,8 @@ struct Stats {
   std::uint64_t bytes_cma = 0;   // payload read single-copy by receivers from our buffers
   std::uint64_t messages = 0;
   std::uint64_t bytes_folded = 0;  // received bytes combined on arrival (recv_combine)
+  // received single-copy bytes read through the bounce buffer (read_remote: their alignment)
+  std::uint64_t bytes_realigned = 0;
 };
 
 /// FABCOLL_SHM_CMA (0 turns single copy off) and FABCOLL_SHM_CMA_THRESHOLD (bytes from which a
@@ -133,6 +135,12 @@ class Endpoint final : public Transport {
   int cma_read(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size, std::uint64_t send_id);
   int cma_read_all(int li, PostedOp* op, std::uint64_t addr, std::uint64_t size,
                    std::uint64_t send_id);  // cma_read's reads; the FIN on success only
+  /// process_vm_readv of len bytes at the sender's addr into dst, every byte (EINTR and short
+  /// reads retried); returns errno or 0. Where the kernel's copy would run slowly for their
+  /// alignment (engine/copy.hpp: dst 1-31 bytes past addr modulo 64), it reads through
+  /// bounce_, placed at addr's offset in a cache line, in kBounceBytes pieces, and copies each
+  /// on with copy_bytes.
+  int read_remote(pid_t pid, std::byte* dst, std::uint64_t addr, std::size_t len);
   /// The FIN for send_id with status err: written now if nothing is owed before it, else queued.
   void send_fin(int li, std::uint64_t send_id, int err);
   void check_peers_alive();
@@ -151,6 +159,7 @@ class Endpoint final : public Transport {
   bool fold_ = true;        // FABCOLL_SHM_FOLD=0: recv_combine receives, then combines
   std::size_t fold_chunk_;  // FABCOLL_SHM_FOLD_CHUNK: bytes per CMA read of a fold
   std::vector<std::byte> fold_buf_;
+  std::vector<std::byte> bounce_;  // read_remote's pieces
   std::vector<PostedOp*> posted_;
   std::deque<std::unique_ptr<Unexpected>> unexpected_;
   std::vector<std::unique_ptr<Unexpected>> spare_;  // records kept for reuse (drop_unexpected)

@@ -48,6 +48,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -139,6 +140,31 @@ class ProgressLine {
   std::string phase_;
   std::string prefix_;
 };
+
+/// Allocates on page boundaries, as the OSU benchmarks and fabcoll-bench allocate their
+/// buffers. Every buffer the calibration times lies so, whatever the heap did before: copies run
+/// up to 20 times slower where a destination lies 1-31 bytes past its source modulo 64 (REP
+/// MOVSB on this machine, engine/copy.hpp), and with std::vector's own allocations the
+/// all-gathers of the fit to timed collectives took 2-2.5 times their time in a fresh process
+/// (p = 4 shm on 2 cores, 96 KiB: 186-252 against 108-133 us): once the ping-pong had freed
+/// its 4 MiB buffers, glibc took the next ones from the heap, at offsets of their own.
+template <class T>
+struct PageAllocator {
+  using value_type = T;
+  PageAllocator() = default;
+  template <class U>
+  explicit PageAllocator(const PageAllocator<U>& /*other*/) {}
+  T* allocate(std::size_t n) {
+    void* p = nullptr;
+    if (posix_memalign(&p, 4096, std::max<std::size_t>(n * sizeof(T), 1)) != 0)
+      throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t /*n*/) { std::free(p); }
+  friend bool operator==(const PageAllocator& /*a*/, const PageAllocator& /*b*/) { return true; }
+};
+template <class T>
+using PageVector = std::vector<T, PageAllocator<T>>;
 
 /// Waits in a barrier while sleeping between polls (idle ranks must not spin).
 void idle_barrier(fc_comm_t comm) {
@@ -276,11 +302,11 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
     // machine (timed in a phase of its own, a slow spell made ω 5.2 and 5.8 in two of five
     // launches, median error 61% and 129%), and ω (CostModel::written) is fitted from the
     // pairs of medians.
-    std::vector<char> buf(static_cast<std::size_t>(sizes.back()), 1);
-    std::vector<char> buf2(buf.size(), 2);
+    PageVector<char> buf(static_cast<std::size_t>(sizes.back()), 1);
+    PageVector<char> buf2(buf.size(), 2);
     // The bounced round trips' own buffer: through buf they would leave buf written for the
     // next untouched round trip (interleaved, that made both alike: ω 1.0 in five launches).
-    std::vector<char> buf3(bounce_from > 0 && !all_pairs ? buf.size() : 0, 3);
+    PageVector<char> buf3(bounce_from > 0 && !all_pairs ? buf.size() : 0, 3);
     // One exchange: both ranks of the pair send n bytes to each other at once (two concurrent
     // p = 2 bcasts, one from each end).
     const auto exchange = [&](std::size_t bytes) {
@@ -465,7 +491,7 @@ SendCosts measure_send_costs(fc_comm_t world, int rank, int p, bool all_pairs, b
   if (pair != FC_COMM_NULL) {
     const Force force(Collective::bcast, "binomial", 0);  // at p = 2: exactly one send
     const bool sender = rank % 2 == 0;
-    std::vector<std::byte> bufs(
+    PageVector<std::byte> bufs(
         static_cast<std::size_t>(kBurst) * std::max<std::size_t>(gap_bytes, 8), std::byte{1});
     std::vector<fc_request_t> reqs(kBurst);  // message i: reqs[i], bufs from i * bytes
     // The sender's time per message of a burst of `count` messages of `bytes`.
@@ -547,7 +573,7 @@ double written_probe(fc_comm_t world, int rank, int p, const fabcoll::Placement*
   if (pair != FC_COMM_NULL) {
     constexpr std::size_t kBytes = 131072;
     const Force force(Collective::bcast, "binomial", 0);  // at p = 2: exactly one send
-    std::vector<std::byte> out(kBytes, std::byte{1}), other(kBytes, std::byte{1}),
+    PageVector<std::byte> out(kBytes, std::byte{1}), other(kBytes, std::byte{1}),
         in(kBytes, std::byte{0});
     const int me = rank == 0 ? 0 : 1;
     unsigned char stamp = 2;
@@ -598,7 +624,7 @@ std::vector<tuning::GammaEntry> measure_gamma(
       quick ? std::vector<double>{16384, 262144, 1 << 20, 4 << 20}
             : std::vector<double>{16384, 65536, 262144, 1 << 20, 4 << 20, 16 << 20};
   std::vector<tuning::GammaEntry> out;
-  std::vector<char> a(static_cast<std::size_t>(sizes.back())), b(a.size());
+  PageVector<char> a(static_cast<std::size_t>(sizes.back())), b(a.size());
   for (const GammaPoint& k : kernels) {
     const fabcoll::ReduceOp op(k.op_id, k.dt_id);
     std::vector<tuning::Point> fit_pts;
@@ -713,8 +739,8 @@ struct Measured {
 /// every other collective here (and as the OSU benchmark's fixed root sends), while the roots
 /// move from call to call. (One buffer for all roots made each root send what it had just
 /// received, data its own core wrote: ω, not β.)
-void run_once(Collective c, fc_comm_t comm, int root, std::size_t n, std::vector<double>& a,
-              std::vector<double>& b) {
+void run_once(Collective c, fc_comm_t comm, int root, std::size_t n, PageVector<double>& a,
+              PageVector<double>& b) {
   const std::size_t count = n / sizeof(double);
   switch (c) {
     case Collective::bcast:
@@ -828,7 +854,7 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
                                     const std::vector<double>& packets,
                                     const std::vector<fabcoll::CostModel>* models,
                                     std::size_t bytes, int reps, double barrier_time,
-                                    std::vector<double>& a, std::vector<double>& b,
+                                    PageVector<double>& a, PageVector<double>& b,
                                     ProgressLine* prog, const fabcoll::CostModel* order = nullptr,
                                     std::vector<std::vector<double>>* samples = nullptr,
                                     double budget_s = 0) {
@@ -1392,7 +1418,7 @@ int main(int argc, char** argv) {
         }
       std::vector<std::vector<tuning::CostPoint>> trains(breaks.size());
       const auto largest = static_cast<std::size_t>(sizes.back());
-      std::vector<double> a(largest * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
+      PageVector<double> a(largest * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
           b(a.size(), 0.0);
       // κ's runs (CostModel::streamed, below): inside a node the broadcast's pipelines are timed
       // among the whole-message broadcasts at the largest training sizes, as the validation
@@ -1662,7 +1688,7 @@ int main(int argc, char** argv) {
         m.pull_bytes = m.written_from = pull;
         m.pull_fanout = 0;
         const auto bytes = static_cast<std::size_t>(n);
-        std::vector<double> a(bytes * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
+        PageVector<double> a(bytes * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
             b(a.size(), 0.0);
         const std::vector<fabcoll::CostModel> models{m};
         const double t =
@@ -1715,7 +1741,7 @@ int main(int argc, char** argv) {
       for (double n : validation_sizes(tables[c], quick)) {
         const auto bytes = static_cast<std::size_t>(n);
         const std::size_t total = bytes * static_cast<std::size_t>(p);
-        std::vector<double> a(total / sizeof(double) + 1, 1.0), b(total / sizeof(double) + 1, 0.0);
+        PageVector<double> a(total / sizeof(double) + 1, 1.0), b(total / sizeof(double) + 1, 0.0);
         std::vector<const Algorithm*> cands;
         std::vector<double> packets;
         std::vector<double> predicted;

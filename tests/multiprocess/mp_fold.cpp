@@ -15,20 +15,11 @@
 #include <vector>
 
 #include "support/matrix2x2.hpp"
+#include "support/mp_checks.hpp"
 
 namespace {
 
-int g_rank = 0;
-int g_size = 1;
-int g_failures = 0;
-
-bool ok(int rc, const std::string& what) {
-  if (rc == FC_SUCCESS) return true;
-  std::fprintf(stderr, "rank %d: %s failed: %s: %s\n", g_rank, what.c_str(), fc_strerror(rc),
-               fc_last_error_message());
-  ++g_failures;
-  return false;
-}
+using namespace fabcoll::testing::mp;  // g_rank, g_size, g_failures, ok
 
 /// Reports the first wrong element of a check (one line per check, not per element).
 template <class T>

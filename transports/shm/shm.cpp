@@ -521,15 +521,16 @@ int Endpoint::cma_read_all(int li, PostedOp* op, std::uint64_t addr, std::uint64
 int Endpoint::read_remote(pid_t pid, std::byte* dst, std::uint64_t addr, std::size_t len) {
   const bool bounce = len >= kSlowCopyFrom && rep_movsb_slow(dst, reinterpret_cast<void*>(addr));
   if (bounce && bounce_.size() < kBounceBytes + 64) bounce_.resize(kBounceBytes + 64);
-  // The piece's start in bounce_: at addr's offset in a cache line, so the kernel copies
-  // line to line.
-  std::byte* const stage =
-      bounce ? bounce_.data() + ((addr - reinterpret_cast<std::uintptr_t>(bounce_.data())) & 63)
-             : nullptr;
   const std::size_t most = bounce ? kBounceBytes : kCmaChunk;
   std::size_t off = 0;
   while (off < len) {
     const std::size_t want = std::min(most, len - off);
+    // The piece's start in bounce_: at its source's offset in a cache line (after a short
+    // read too), so the kernel copies line to line.
+    std::byte* const stage =
+        bounce ? bounce_.data() +
+                     ((addr + off - reinterpret_cast<std::uintptr_t>(bounce_.data())) & 63)
+               : nullptr;
     iovec local{bounce ? stage : dst + off, want};
     iovec remote{reinterpret_cast<void*>(addr + off), want};
     const ssize_t got = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);

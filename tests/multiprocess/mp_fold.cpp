@@ -165,15 +165,9 @@ void run(fc_comm_t comm, Coll coll, const std::string& alg, fc_op_t matop) {
 }  // namespace
 
 int main() {
-  fc_context_t ctx = nullptr;
-  if (fc_init(&ctx) != FC_SUCCESS) {
-    std::fprintf(stderr, "fc_init failed: %s\n", fc_last_error_message());
-    return 1;
-  }
   fc_comm_t world = nullptr;
-  fc_comm_world(ctx, &world);
-  fc_comm_rank(world, &g_rank);
-  fc_comm_size(world, &g_size);
+  fc_context_t ctx = start(world);
+  if (ctx == nullptr) return 1;
   fc_op_t matop = FC_OP_NULL;
   ok(fc_op_create(matmul2x2, /*commutative=*/0, &matop), "fc_op_create");
   struct Case {

@@ -63,15 +63,9 @@ void check_bytes(const unsigned char* got, const std::vector<unsigned char>& wan
 }  // namespace
 
 int main() {
-  fc_context_t ctx = nullptr;
-  if (fc_init(&ctx) != FC_SUCCESS) {
-    std::fprintf(stderr, "fc_init failed: %s\n", fc_last_error_message());
-    return 1;
-  }
   fc_comm_t world = FC_COMM_NULL;
-  fc_comm_world(ctx, &world);
-  fc_comm_rank(world, &g_rank);
-  fc_comm_size(world, &g_size);
+  fc_context_t ctx = start(world);
+  if (ctx == nullptr) return 1;
   const int p = g_size;
   // Each rank's own offsets past a page: the broadcast's receivers 16 bytes past the root (slow
   // for REP MOVSB); the all-gather's and the all-reduce's buffers 8r + 1 and 24r + 3, 8r and

@@ -1,8 +1,9 @@
 #include "transports/inproc/inproc.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
+
+#include "engine/copy.hpp"
 
 namespace fabcoll::inproc {
 
@@ -36,7 +37,7 @@ void Endpoint::post_send(PostedOp* op) {
         recv->error = Errc::truncation;
         recv->message = truncation_message(op->size, rank_, recv->size);
       } else if (op->size > 0) {
-        std::memcpy(recv->recv_data, op->send_data, op->size);
+        copy_bytes(recv->recv_data, op->send_data, op->size);
       }
       recv->received = op->size;
       dst.completed_.push_back(recv);
@@ -62,7 +63,7 @@ void Endpoint::post_recv(PostedOp* op) {
       op->error = Errc::truncation;
       op->message = truncation_message(it->payload.size(), op->peer, op->size);
     } else if (!it->payload.empty()) {
-      std::memcpy(op->recv_data, it->payload.data(), it->payload.size());
+      copy_bytes(op->recv_data, it->payload.data(), it->payload.size());
     }
     op->received = it->payload.size();
     unexpected_.erase(it);

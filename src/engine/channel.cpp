@@ -1,6 +1,7 @@
 #include "engine/channel.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "engine/copy.hpp"
@@ -158,12 +159,12 @@ void Channel::copy(MutableBytes dst, ConstBytes src) const {
   comm_->count_copy(bytes);
   if (comm_->transport().models_compute()) comm_->transport().note_written(dst.data(), bytes);
   if (phantom()) return;
-  const auto* d = dst.data();
-  const auto* sp = src.data();
-  if (d + bytes <= sp || sp + bytes <= d) {
-    copy_bytes(dst.data(), sp, bytes);  // apart: fast whatever their alignment
+  const auto d = reinterpret_cast<std::uintptr_t>(dst.data());
+  const auto s = reinterpret_cast<std::uintptr_t>(src.data());
+  if (d + bytes <= s || s + bytes <= d) {
+    copy_bytes(dst.data(), src.data(), bytes);  // apart: fast whatever their alignment
   } else {
-    std::memmove(dst.data(), sp, bytes);
+    std::memmove(dst.data(), src.data(), bytes);
   }
 }
 

@@ -146,8 +146,9 @@ class ProgressLine {
 /// up to 20 times slower where a destination lies 1-31 bytes past its source modulo 64 (REP
 /// MOVSB on this machine, engine/copy.hpp), and with std::vector's own allocations the
 /// all-gathers of the fit to timed collectives took 2-2.5 times their time in a fresh process
-/// (p = 4 shm on 2 cores, 96 KiB: 186-252 against 108-133 us): once the ping-pong had freed
-/// its 4 MiB buffers, glibc took the next ones from the heap, at offsets of their own.
+/// (p = 4 shm on 2 cores, 96 KiB, recursive doubling: 186-247 against 105-133 us): once the
+/// ping-pong had freed its 4 MiB buffers, glibc took the next ones from the heap, at offsets of
+/// their own.
 template <class T>
 struct PageAllocator {
   using value_type = T;

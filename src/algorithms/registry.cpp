@@ -109,10 +109,14 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
     m.alpha *= d;
     m.beta *= d;
   }
-  // Not the pipelined ones: W was fitted to whole-message algorithms, and charged to every
-  // packet's round (its share not in exchanges) it put the two-tree all-reduce 28-44% over its
-  // measured time (p = 4 on 2 cores, 256 B - 64 KiB; 28% under to 18% over without).
-  const bool wakes = m.wake > 0 && fans_in(coll) && optimal_k == nullptr;
+  // The pipelined ones too (the two-tree all-reduce, the pipelined reduce), each packet's
+  // round. Without it (until the twenty-ninth session) the two-tree all-reduce over sockets
+  // (p = 4 on 2 cores, 14 launches) was predicted 5-40% under its time at 256-512 B in 16 of
+  // 21 validations there, and chosen twice at 256 B - 1 KiB over recursive doubling (regrets
+  // 33 and 80%); with W, refitted offline from the same launches, it was chosen in neither.
+  // (The twenty-first session had found it 28-44% over with W, a model without K or β below
+  // the break since.)
+  const bool wakes = m.wake > 0 && fans_in(coll);
   const double e =
       m.exchange_alpha != 1 || m.exchange_beta != 1 || wakes ? clamped_exchange_share(q) : 0.0;
   m.alpha = m.round_alpha(e, wakes);

@@ -1379,6 +1379,14 @@ int main(int argc, char** argv) {
       const bool broken = pull > 0;
       std::vector<double> sizes{smallest, 2048.0, 32768.0, static_cast<double>(top)};
       if (broken) sizes.insert(sizes.begin() + 3, 98304.0);
+      // Over the fabric also twice the smallest (512 B): a second size below the break, for β
+      // there (CostFitOptions::beta_below, below). With 256 B alone below it and one β, the
+      // validation's reduce + bcast at 512 B came out 15-37% under its time in 10 of 12 p = 4
+      // sockets launches and was chosen there, where recursive doubling was up to 9% faster in
+      // 9 of the 10: from 256 to 512 B reduce + bcast took 12-32 µs longer and recursive
+      // doubling 2-8, where β (4e-10 s/B) charged under 1 µs. β below the break came out
+      // 1.2-2.1e-8 s/B in six launches.
+      if (fabric) sizes.insert(sizes.begin() + 1, 2 * smallest);
       // β beyond the cache (CostModel::large_from): one more size, twice the threshold, whose
       // whole messages lie beyond it (the threshold above the sizes before and that size at
       // most 4 MiB; else none).
@@ -1391,9 +1399,12 @@ int main(int argc, char** argv) {
       // and 1024 B messages, recursive doubling's 2 KiB); with 2 KiB the first break tried,
       // reduce + bcast was chosen at 1 KiB and took twice its prediction (regret 32.2%).
       if (!broken && fabric)
-        for (double b = 2 * smallest; b < sizes[1]; b *= 2) breaks.push_back(b);
+        for (double b = 2 * smallest; b < 2048.0; b *= 2) breaks.push_back(b);
+      // (and each training size between the smallest and the largest, once)
       if (!broken)
-        for (std::size_t i = 1; i + 1 < sizes.size(); ++i) breaks.push_back(sizes[i]);
+        for (std::size_t i = 1; i + 1 < sizes.size(); ++i)
+          if (std::find(breaks.begin(), breaks.end(), sizes[i]) == breaks.end())
+            breaks.push_back(sizes[i]);
       // Over the fabric the ping-pong's step, where it has one, is the break kept (whenever the
       // timed collectives pay for it): their few sizes only straddle it, and in one launch of
       // nine the fit kept 2 KiB where the ping-pong stepped up at 1 KiB (x1.39), and chose
@@ -1448,7 +1459,8 @@ int main(int argc, char** argv) {
           // times its candidates (time_candidates).
           std::vector<const Algorithm*> cands;
           std::vector<tuning::CostPoint> pts;
-          std::vector<std::vector<double>> point_above;  // per point, per candidate break
+          std::vector<std::vector<double>> point_above;        // per point, per candidate break
+          std::vector<std::vector<double>> point_above_bytes;  // the same, of its bytes
           for (const Algorithm* alg : fabcoll::all_algorithms()) {
             if (alg->coll != c || alg->optimal_k != nullptr || !tuning::eligible(*alg, p, true))
               continue;
@@ -1463,10 +1475,14 @@ int main(int argc, char** argv) {
             if (broken && tuning::mean_message_bytes(*alg, n, p, tm) >= pull) tm.gap = -1;
             // The share of its rounds above the break, as the selector mixes α
             // (tuning::mixed_segments): for each candidate break.
-            std::vector<double> above(breaks.size(), 0.0);
+            std::vector<double> above(breaks.size(), 0.0), above_bytes(breaks.size(), 0.0);
             for (std::size_t bi = 0; bi < breaks.size(); ++bi)
-              if (breaks[bi] > 0)
-                above[bi] = fabcoll::sim_break_shares(*alg, p, n, breaks[bi], -1).alpha;
+              if (breaks[bi] > 0) {
+                const fabcoll::BreakShares sh =
+                    fabcoll::sim_break_shares(*alg, p, n, breaks[bi], -1);
+                above[bi] = sh.alpha;
+                above_bytes[bi] = sh.beta;
+              }
             if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc)) continue;
             fabcoll::CostQuery fq;
             fq.n = n;
@@ -1494,6 +1510,7 @@ int main(int argc, char** argv) {
             pts.push_back({ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0, w,
                            big, small});
             point_above.push_back(std::move(above));
+            point_above_bytes.push_back(std::move(above_bytes));
           }
           if (cands.empty()) continue;
           std::vector<double> packets(cands.size(), 0.0);
@@ -1530,6 +1547,7 @@ int main(int argc, char** argv) {
             for (std::size_t bi = 0; bi < breaks.size(); ++bi) {
               trains[bi].push_back(pts[j]);
               trains[bi].back().above = point_above[j][bi];
+              trains[bi].back().above_bytes = point_above_bytes[j][bi];
             }
             train_names.push_back(std::string(fabcoll::collective_name(c)) + ',' +
                                   std::string(cands[j]->name) + ',' + fmt("%.0f", n));
@@ -1557,8 +1575,9 @@ int main(int argc, char** argv) {
       // fit's weighted error fell to 0.37-0.64 of what it was. K below the break only
       // (CostModel::call_wake): charged at every size it put reduce + bcast under recursive
       // doubling from 29 KiB, where it was 3-17% slower.
+      // And β below the break apart from β above it (the sizes above say why).
       tuning::CostFitOptions fit_options;
-      fit_options.split_above = fit_options.call = fabric;
+      fit_options.split_above = fit_options.call = fit_options.beta_below = fabric;
       const auto fit_of = [&](const std::vector<tuning::CostPoint>& tr) {
         return fabric ? tuning::fit_cost_points_written(
                             tr, max_omega, tuning::kExchangeMin, tuning::kExchangeFileMax,
@@ -1609,6 +1628,8 @@ int main(int argc, char** argv) {
       lp.break_bytes = breaks[kept];
       lp.alpha_above = lp.break_bytes > 0 ? std::max(1e-9, cf.alpha_above) : lp.model.alpha;
       lp.beta_above = lp.model.beta;
+      // β below the break, where fitted apart: the lower segment's (lp.model), β the upper's.
+      if (lp.break_bytes > 0 && cf.beta_below >= 0) lp.model.beta = std::max(1e-13, cf.beta_below);
       // An exchange's α above the break, as a multiple of the one-way α there.
       lp.exchange_alpha_above = lp.break_bytes > 0 && cf.exchange_alpha_above >= 0
                                     ? std::clamp(cf.exchange_alpha_above / lp.alpha_above,
@@ -2009,11 +2030,14 @@ int main(int argc, char** argv) {
 
     std::printf("# fabcoll-calibrate: p = %d, link %s%s\n", p, link.c_str(),
                 quick ? " (--quick)" : "");
+    // The bandwidth is large messages': above the break where there is one (below it β can be
+    // steeper: over sockets the one-way time climbs from 256 B to 1 KiB).
+    const double bandwidth_beta = lp.break_bytes > 0 ? lp.beta_above : lp.model.beta;
     std::printf(
-        "link %s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), o = %.3g s, G = %.3g s/B, "
+        "link %s: alpha = %.3g s, beta = %.3g s/B, o = %.3g s, G = %.3g s/B, "
         "R^2 = %.4f, written data x%.2f, exchanges x%.2f alpha x%.2f beta",
-        link.c_str(), lp.model.alpha, lp.model.beta, 1e-9 / lp.model.beta, lp.model.overhead,
-        lp.model.gap, lp.r2, lp.model.written, lp.model.exchange_alpha, lp.model.exchange_beta);
+        link.c_str(), lp.model.alpha, lp.model.beta, lp.model.overhead, lp.model.gap, lp.r2,
+        lp.model.written, lp.model.exchange_alpha, lp.model.exchange_beta);
     if (lp.model.wake > 0) std::printf(", wake-up W = %.3g s", lp.model.wake);
     if (lp.model.has_large())
       std::printf(", whole messages from %.0f B (beyond the cache): beta = %.3g s/B (x%.2f)",
@@ -2026,7 +2050,7 @@ int main(int argc, char** argv) {
                   lp.alpha_above, lp.beta_above);
     if (lp.exchange_alpha_above > 0)
       std::printf(", exchanges x%.2f alpha there", lp.exchange_alpha_above);
-    std::printf("\n");
+    std::printf("; bandwidth %.3g GB/s\n", 1e-9 / bandwidth_beta);
     if (!streamed_runs.empty()) {
       std::printf("streamed packets: kappa = %.2f (pipelined broadcasts:", lp.model.streamed);
       for (const StreamedRun& r : streamed_runs)
@@ -2247,9 +2271,9 @@ int main(int argc, char** argv) {
             "| --- | --- | --- | --- | --- |\n"
          << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores, mapping) + ")" : "")
          << " | " << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9)
-         << " | " << fmt("%.2f", 1e-9 / lp.model.beta) << " | "
-         << fmt("%.3f", lp.model.overhead * 1e6) << " | " << fmt("%.4f", lp.model.gap * 1e9)
-         << " | " << fmt("%.4f", lp.r2) << " | "
+         << " | " << fmt("%.2f", 1e-9 / (lp.break_bytes > 0 ? lp.beta_above : lp.model.beta))
+         << " | " << fmt("%.3f", lp.model.overhead * 1e6) << " | "
+         << fmt("%.4f", lp.model.gap * 1e9) << " | " << fmt("%.4f", lp.r2) << " | "
          << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9) << " | "
          << fmt("%.2f", lp.model.written) << " | " << fmt("%.2f", lp.model.exchange_alpha)

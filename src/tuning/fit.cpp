@@ -155,36 +155,41 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   // messages' rounds, the exchange share of the rounds above the break (split_above), a call's
   // first wake-up (call). A point's a is scaled by xa for its exchanges: the split columns
   // take a / xa.
-  constexpr int kParams = 8;
+  // With beta_below, β's bytes above the break, and a ninth column: those below it.
+  constexpr int kParams = 9;
   const auto column = [&opt](const CostPoint& p, int j) {
     const double raw = p.xa > 0 ? p.a / p.xa : p.a;
     if (j == 0) return p.a * std::max(0.0, 1 - p.above - p.small);
     if (j == 1) return opt.split_above ? raw * (1 - p.e) * p.above : p.a * p.above;
-    if (j == 2) return p.b * (1 - p.large);
+    if (j == 2) return p.b * (1 - p.large) * (opt.beta_below ? p.above_bytes : 1.0);
     if (j == 3) return p.w;
     if (j == 4) return p.b * p.large;
     if (j == 5) return p.a * p.small;
     if (j == 6) return opt.split_above ? raw * p.e * p.above : 0.0;
-    return opt.call ? (1 - p.e) * (1 - p.above) : 0.0;
+    if (j == 7) return opt.call ? (1 - p.e) * (1 - p.above) : 0.0;
+    return opt.beta_below ? p.b * (1 - p.large) * (1 - p.above_bytes) : 0.0;
   };
-  double ata[kParams][kParams] = {}, aty[kParams] = {};
+  double ata[kParams][kParams] = {}, aty[kParams] = {}, yty = 0;
   for (const CostPoint& p : pts) {
     if (!(p.t > 0)) continue;
     const double w = 1.0 / (p.t * p.t), y = p.t - p.c;
+    double col[kParams];
+    for (int i = 0; i < kParams; ++i) col[i] = column(p, i);
+    yty += w * y * y;
     for (int i = 0; i < kParams; ++i) {
-      aty[i] += w * column(p, i) * y;
-      for (int j = 0; j < kParams; ++j) ata[i][j] += w * column(p, i) * column(p, j);
+      aty[i] += w * col[i] * y;
+      for (int j = 0; j < kParams; ++j) ata[i][j] += w * col[i] * col[j];
     }
   }
+  // The weighted SSE Σ((t − c − Σ col·x)/t)² from the normal equations: yᵀy − 2xᵀAᵀy + xᵀAᵀAx
+  // (the same sum, without a pass over the points for each of the subsets below).
   const auto sse_of = [&](const double(&x)[kParams]) {
-    double e = 0;
-    for (const CostPoint& p : pts)
-      if (p.t > 0) {
-        double model = p.c;
-        for (int j = 0; j < kParams; ++j) model += column(p, j) * x[j];
-        const double r = (p.t - model) / p.t;
-        e += r * r;
-      }
+    double e = yty;
+    for (int i = 0; i < kParams; ++i) {
+      if (x[i] == 0) continue;
+      e -= 2 * x[i] * aty[i];
+      for (int j = 0; j < kParams; ++j) e += x[i] * ata[i][j] * x[j];
+    }
     return e;
   };
   // Every subset of the parameters (bit j: parameter j free), solved by Gaussian elimination on
@@ -236,9 +241,12 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   // Which split columns have points on each side: a parameter no point reaches takes its
   // twin's value (α above the break, β beyond the cache).
   bool any_below = false, any_above = false, any_cached = false, any_large = false,
-       any_small = false;
+       any_small = false, any_bytes_below = false, any_bytes_above = false;
   for (const CostPoint& p : pts) {
     if (!(p.t > 0)) continue;
+    const double cached = p.b * (1 - p.large);
+    any_bytes_below = any_bytes_below || (cached != 0 && p.above_bytes < 1);
+    any_bytes_above = any_bytes_above || (cached != 0 && p.above_bytes > 0);
     any_above = any_above || (p.a != 0 && p.above > 0);
     any_below = any_below || (p.a != 0 && p.above + p.small < 1);
     any_large = any_large || (p.b != 0 && p.large > 0);
@@ -249,6 +257,15 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   f.alpha_above = any_above ? best[1] : f.alpha;
   f.alpha_small = any_small ? best[5] : f.alpha;
   f.beta = any_cached || !any_large ? best[2] : best[4];
+  if (opt.beta_below) {
+    // β holds the bytes above the break; below it β_below, where some points have bytes on
+    // each side (else the one β of them all).
+    if (any_bytes_below && any_bytes_above) {
+      f.beta_below = best[8];
+    } else if (any_bytes_below && (any_cached || !any_large)) {
+      f.beta = best[8];
+    }
+  }
   f.wake = best[3];
   f.beta_large = any_large ? best[4] : f.beta;
   bool any_above_exchange = false;

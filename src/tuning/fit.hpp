@@ -119,6 +119,10 @@ struct CostPoint {
   // The factor a was scaled by for its exchanges (1 + e(χα − 1); fit_cost_points_written):
   // the columns that split a point's rounds above the break take a / xa.
   double xa = 1;
+  // The share of its b bytes in messages above the break (the sim's share of the critical
+  // path's bytes, as tuning::mixed_segments mixes β): with CostFitOptions::beta_below those cost
+  // β, the rest β below the break (CostFit::beta_below).
+  double above_bytes = 0;
 };
 
 /// Which further columns fit_cost_points fits (fabcoll-calibrate: over the fabric where ranks
@@ -126,9 +130,12 @@ struct CostPoint {
 /// alpha_above and exchanges a·e at exchange_alpha_above (an α of their own instead of χα
 /// times it). call: (1 − e)(1 − above) once per point at call_wake (CostModel::call_wake: the
 /// lower segment's).
+/// beta_below: the bytes below the break at a β of their own (CostFit::beta_below; the lower
+/// segment's), those above it at β.
 struct CostFitOptions {
   bool split_above = false;
   bool call = false;
+  bool beta_below = false;
 };
 
 /// α, β of the collectives themselves: weighted (relative) least squares of t − c ≈ a α + b β
@@ -157,6 +164,10 @@ struct CostFit : LinearFit {
   /// multiple); -1 where not fitted apart.
   double exchange_alpha_above = -1;
   double call_wake = 0;  // with CostFitOptions::call; else 0
+  /// With CostFitOptions::beta_below: β of the bytes below the break (s/B; beta is then the
+  /// upper segment's); -1 where not fitted apart (no point has bytes on both sides: beta holds
+  /// all of them).
+  double beta_below = -1;
 };
 CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& options = {});
 

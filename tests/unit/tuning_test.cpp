@@ -499,6 +499,58 @@ TEST(Fit, CostPointsRecoverExchangesApartAndACallsFirstWakeUp) {
   EXPECT_EQ(fit_cost_points(pts).exchange_alpha_above, -1);
 }
 
+// β below the break apart from β above it (CostFitOptions::beta_below): the bytes of each
+// point split by the sim's share of them above the break. Synthetic points with a steep β
+// below (the sockets provider's one-way time climbs from 256 B to 1 KiB) come back exactly,
+// with every other parameter; one β through both misses them.
+TEST(Fit, CostPointsRecoverBetaBelowTheBreak) {
+  const double brk = 1024;
+  CostModel truth{2e-5, 4e-10, 2.5e-11};
+  const double alpha_above = 6e-5, chi = 2.0, call = 4e-5, beta_below = 2e-8;
+  std::vector<CostPoint> pts;
+  for_each_training_run(
+      truth, {256.0, 512.0, 2048.0, 32768.0, 393216.0},
+      [&](const Algorithm& alg, double n, double a, double b, double c) {
+        CostQuery q;
+        q.n = n;
+        q.p = 4;
+        q.k = 1;
+        q.m = truth;
+        const double e = alg.clamped_exchange_share(q);
+        const BreakShares sh = sim_break_shares(alg, 4, n, brk, -1);
+        const double x = 1 + e * (chi - 1);
+        const double t = c + a * (1 - sh.alpha) * truth.alpha * x + a * sh.alpha * alpha_above * x +
+                         b * x * (sh.beta * truth.beta + (1 - sh.beta) * beta_below) +
+                         (1 - e) * (1 - sh.alpha) * call;
+        CostPoint pt{a, b, c, t, 0, e, sh.alpha};
+        pt.above_bytes = sh.beta;
+        pts.push_back(pt);
+      });
+  ASSERT_GE(pts.size(), 40u);
+  CostFitOptions opt;
+  opt.call = opt.beta_below = true;
+  const WrittenFit w = fit_cost_points_written(pts, 1.0, 0.25, 4, 0, 0, opt);
+  EXPECT_NEAR(w.chi, chi, 1e-9);
+  EXPECT_NEAR(w.fit.alpha / truth.alpha, 1.0, 1e-6);
+  EXPECT_NEAR(w.fit.alpha_above / alpha_above, 1.0, 1e-6);
+  EXPECT_NEAR(w.fit.beta / truth.beta, 1.0, 1e-6);
+  EXPECT_NEAR(w.fit.beta_below / beta_below, 1.0, 1e-6);
+  EXPECT_NEAR(w.fit.call_wake / call, 1.0, 1e-6);
+  opt.beta_below = false;
+  const WrittenFit one = fit_cost_points_written(pts, 1.0, 0.25, 4, 0, 0, opt);
+  EXPECT_EQ(one.fit.beta_below, -1);
+  EXPECT_GT(one.fit.sse, 100 * (w.fit.sse + 1e-9));
+  // No point above the break: β_below is β (one β of every byte), not fitted apart.
+  std::vector<CostPoint> low;
+  for (CostPoint pt : pts)
+    if (pt.above == 0 && pt.above_bytes == 0) low.push_back(pt);
+  ASSERT_FALSE(low.empty());
+  opt.beta_below = true;
+  const CostFit f = fit_cost_points(low, opt);
+  EXPECT_EQ(f.beta_below, -1);
+  EXPECT_GT(f.beta, 0);
+}
+
 // The selector mixes α of small messages by the share of an algorithm's rounds in them:
 // recursive doubling's all-reduce at 256 B, p = 4 (256 B messages) keeps α, the ring's (64 B)
 // takes alpha_small, Rabenseifner's and the pipelines' packets by theirs; at 2 KiB none do.
@@ -1868,7 +1920,25 @@ TEST(Crossover, WakeUpChargesOneWayRoundsOfFanInCollectives) {
     ASSERT_TRUE(
         linear_cost_terms(*find_algorithm(Collective::reduce, "binomial"), n, 4, m, a, b, c));
     EXPECT_NEAR(extra(Collective::reduce, "binomial", n), a * w.wake, 1e-12) << n;
-    EXPECT_NEAR(extra(Collective::allreduce, "two_tree", n), 0, 1e-12) << n;
+    // The two-tree all-reduce's rounds too, pipelined or not: W on the share of each round not
+    // in exchanges (none at one packet), as the whole-message algorithms' (rounds: its cost at
+    // unit α, at the same packet count).
+    const Algorithm* tt = find_algorithm(Collective::allreduce, "two_tree");
+    ASSERT_NE(tt, nullptr);
+    for (const double k : {1.0, 4.0}) {
+      CostQuery q;
+      q.n = n;
+      q.p = 4;
+      q.k = k;
+      q.m = CostModel{1, 0, 0};
+      const double rounds = tt->predict(q);
+      const double e = tt->clamped_exchange_share(q);
+      q.m = w;
+      const double with = tt->predict(q);
+      q.m = m;
+      EXPECT_NEAR(with - tt->predict(q), rounds * (1 - e) * w.wake, 1e-12) << n << " k " << k;
+      EXPECT_GT(rounds * (1 - e), 2) << n << " k " << k;
+    }
   }
   double a = 0, b = 0, c = 0;
   ASSERT_TRUE(

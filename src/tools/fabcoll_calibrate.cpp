@@ -1501,14 +1501,17 @@ int main(int argc, char** argv) {
             const double big = large && n >= large_bytes
                                    ? fabcoll::sim_break_shares(*alg, p, n, large_bytes, -1).beta
                                    : 0.0;
-            // Its rounds of small messages, as tuning::segment_k mixes α.
-            const double small =
-                small_bytes > 0 ? 1 - fabcoll::sim_break_shares(*alg, p, n, small_bytes, -1).alpha
-                                : 0.0;
+            // Its rounds of small messages, as tuning::segment_k mixes α, and their bytes, as
+            // it mixes β below the break.
+            const fabcoll::BreakShares small_sh =
+                small_bytes > 0 ? fabcoll::sim_break_shares(*alg, p, n, small_bytes, -1)
+                                : fabcoll::BreakShares{1, 1};
+            const double small = 1 - small_sh.alpha;
             // (ua and ub hold its messages to core-mates already: linear_cost_terms costs tm,
             // which has the placement and the pull threshold, as Algorithm::costed does.)
             pts.push_back({ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0, w,
                            big, small});
+            pts.back().small_bytes = 1 - small_sh.beta;
             point_above.push_back(std::move(above));
             point_above_bytes.push_back(std::move(above_bytes));
           }

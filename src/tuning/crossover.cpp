@@ -190,13 +190,25 @@ PacketChoice with_large(const Algorithm& alg, double n, int p, PacketChoice c) {
 // rounds whose messages lie below small_below times (α below the break − alpha_small) (the
 // sim's shares, as for a break; past kSimStepsMaxP by its mean message). Such rounds lie below
 // the break, so they held the lower segment's α in the mix.
+//
+// Their bytes cost the upper segment's β, not β below the break (where the fit took that apart:
+// fabcoll-calibrate over the fabric): an injected message's time does not climb with its size
+// as the messages' between the inject size and the break do (sockets, p = 2: 19.2 µs one way at
+// 64 B, 20.2 at 256 B, 29.2 at 512 B).
 PacketChoice with_small(const Algorithm& alg, double n, int p, const CostModel& below,
-                        PacketChoice c) {
+                        const CostModel& above, PacketChoice c) {
   const CostModel& m = c.m;
   if (!m.has_small() || !(n >= 1)) return c;
   if (alg.optimal_k != nullptr) {
-    if (std::ceil(n / std::max(c.k, 1.0)) < m.small_below) c.m.alpha = m.alpha_small;
+    if (std::ceil(n / std::max(c.k, 1.0)) < m.small_below) {
+      c.m.alpha = m.alpha_small;
+      c.m.beta = std::min(c.m.beta, above.beta);
+    }
     return c;
+  }
+  if (below.beta > above.beta) {
+    const double bytes = 1 - share_from(alg, n, p, m, m.small_below, true);  // of the bytes
+    c.m.beta = std::max(0.0, c.m.beta - bytes * (below.beta - above.beta));
   }
   const double share = share_from(alg, n, p, m, m.small_below, false);  // of the rounds
   // Exchanges among them at the lower segment's χα: their α is mixed the same way.
@@ -217,7 +229,8 @@ PacketChoice with_small(const Algorithm& alg, double n, int p, const CostModel& 
 PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
                        const CostModel& above, double break_bytes) {
   return with_large(
-      alg, n, p, with_small(alg, n, p, below, segment_k_of(alg, n, p, below, above, break_bytes)));
+      alg, n, p,
+      with_small(alg, n, p, below, above, segment_k_of(alg, n, p, below, above, break_bytes)));
 }
 
 double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& link) {

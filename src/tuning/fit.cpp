@@ -155,19 +155,28 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   // messages' rounds, the exchange share of the rounds above the break (split_above), a call's
   // first wake-up (call). A point's a is scaled by xa for its exchanges: the split columns
   // take a / xa.
-  // With beta_below, β's bytes above the break, and a ninth column: those below it.
+  // With beta_below, β's bytes above the break (and in small messages), and a ninth column:
+  // the others below it.
+  // (Only where some point has bytes above the break: else one β of them all.)
   constexpr int kParams = 9;
-  const auto column = [&opt](const CostPoint& p, int j) {
+  const bool split_beta =
+      opt.beta_below && std::any_of(pts.begin(), pts.end(), [](const CostPoint& p) {
+        return p.t > 0 && p.b * (1 - p.large) != 0 && p.above_bytes > 0;
+      });
+  const auto at_beta = [split_beta](const CostPoint& p) {
+    return split_beta ? std::min(1.0, p.above_bytes + (p.small > 0 ? p.small_bytes : 0.0)) : 1.0;
+  };
+  const auto column = [&opt, &at_beta, split_beta](const CostPoint& p, int j) {
     const double raw = p.xa > 0 ? p.a / p.xa : p.a;
     if (j == 0) return p.a * std::max(0.0, 1 - p.above - p.small);
     if (j == 1) return opt.split_above ? raw * (1 - p.e) * p.above : p.a * p.above;
-    if (j == 2) return p.b * (1 - p.large) * (opt.beta_below ? p.above_bytes : 1.0);
+    if (j == 2) return p.b * (1 - p.large) * at_beta(p);
     if (j == 3) return p.w;
     if (j == 4) return p.b * p.large;
     if (j == 5) return p.a * p.small;
     if (j == 6) return opt.split_above ? raw * p.e * p.above : 0.0;
     if (j == 7) return opt.call ? (1 - p.e) * (1 - p.above) : 0.0;
-    return opt.beta_below ? p.b * (1 - p.large) * (1 - p.above_bytes) : 0.0;
+    return split_beta ? p.b * (1 - p.large) * (1 - at_beta(p)) : 0.0;
   };
   double ata[kParams][kParams] = {}, aty[kParams] = {}, yty = 0;
   for (const CostPoint& p : pts) {
@@ -241,12 +250,10 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   // Which split columns have points on each side: a parameter no point reaches takes its
   // twin's value (α above the break, β beyond the cache).
   bool any_below = false, any_above = false, any_cached = false, any_large = false,
-       any_small = false, any_bytes_below = false, any_bytes_above = false;
+       any_small = false, any_bytes_below = false;
   for (const CostPoint& p : pts) {
     if (!(p.t > 0)) continue;
-    const double cached = p.b * (1 - p.large);
-    any_bytes_below = any_bytes_below || (cached != 0 && p.above_bytes < 1);
-    any_bytes_above = any_bytes_above || (cached != 0 && p.above_bytes > 0);
+    any_bytes_below = any_bytes_below || (p.b * (1 - p.large) != 0 && at_beta(p) < 1);
     any_above = any_above || (p.a != 0 && p.above > 0);
     any_below = any_below || (p.a != 0 && p.above + p.small < 1);
     any_large = any_large || (p.b != 0 && p.large > 0);
@@ -257,15 +264,8 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   f.alpha_above = any_above ? best[1] : f.alpha;
   f.alpha_small = any_small ? best[5] : f.alpha;
   f.beta = any_cached || !any_large ? best[2] : best[4];
-  if (opt.beta_below) {
-    // β holds the bytes above the break; below it β_below, where some points have bytes on
-    // each side (else the one β of them all).
-    if (any_bytes_below && any_bytes_above) {
-      f.beta_below = best[8];
-    } else if (any_bytes_below && (any_cached || !any_large)) {
-      f.beta = best[8];
-    }
-  }
+  // β holds the bytes above the break (and small messages'); below it β_below.
+  if (split_beta && any_bytes_below) f.beta_below = best[8];
   f.wake = best[3];
   f.beta_large = any_large ? best[4] : f.beta;
   bool any_above_exchange = false;
@@ -423,10 +423,14 @@ std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const doubl
   if (fits.empty() || fits.size() != breaks.size()) return best;
   const auto n = static_cast<double>(fits[0].fit.points);
   const double sse0 = fits[0].fit.sse;
+  // The parameters a break adds: α above it, and where fitted apart an exchange's α above it
+  // and β below it; the criterion charges ln N for each.
   const auto passes = [&](std::size_t i) {
     const CostFit& f = fits[i].fit;
+    const double added =
+        1.0 + (f.exchange_alpha_above >= 0 ? 1.0 : 0.0) + (f.beta_below >= 0 ? 1.0 : 0.0);
     return breaks[i] > 0 && f.alpha_above >= f.alpha && f.sse > 0 && n > 1 &&
-           n * std::log(sse0 / f.sse) > std::log(n);
+           n * std::log(sse0 / f.sse) > added * std::log(n);
   };
   if (preferred > 0 && preferred < fits.size() && passes(preferred)) return preferred;
   for (std::size_t i = 1; i < fits.size(); ++i)

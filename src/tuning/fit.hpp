@@ -121,8 +121,12 @@ struct CostPoint {
   double xa = 1;
   // The share of its b bytes in messages above the break (the sim's share of the critical
   // path's bytes, as tuning::mixed_segments mixes β): with CostFitOptions::beta_below those cost
-  // β, the rest β below the break (CostFit::beta_below).
+  // β, and so do those in small messages (small_bytes), the rest β below the break
+  // (CostFit::beta_below).
   double above_bytes = 0;
+  // The share of its b bytes in messages below CostModel::small_below (injected; as
+  // tuning::segment_k mixes β); 0 where small is 0.
+  double small_bytes = 0;
 };
 
 /// Which further columns fit_cost_points fits (fabcoll-calibrate: over the fabric where ranks
@@ -164,9 +168,10 @@ struct CostFit : LinearFit {
   /// multiple); -1 where not fitted apart.
   double exchange_alpha_above = -1;
   double call_wake = 0;  // with CostFitOptions::call; else 0
-  /// With CostFitOptions::beta_below: β of the bytes below the break (s/B; beta is then the
-  /// upper segment's); -1 where not fitted apart (no point has bytes on both sides: beta holds
-  /// all of them).
+  /// With CostFitOptions::beta_below: β of the bytes below the break but not in small
+  /// messages (s/B; beta is then the upper segment's and the small messages'); -1 where not
+  /// fitted apart (no point has bytes above the break, or none below it outside small
+  /// messages: beta holds all of them).
   double beta_below = -1;
 };
 CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& options = {});
@@ -195,8 +200,10 @@ WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_om
 /// Which of several fits of the same timed points to keep, each with the points' rounds placed
 /// above its own candidate break (fits[i] with breaks[i]; breaks[0] = 0 is the fit without a
 /// break): the one of least error (CostFit::sse) among those whose α above is not below their
-/// α, kept where its one more parameter pays by the Bayesian information criterion over the
-/// fits' points N (N ln(sse without / sse with) > ln N); else 0. fabcoll-calibrate's fit to
+/// α, kept where the parameters it adds pay by the Bayesian information criterion over the
+/// fits' points N (N ln(sse without / sse with) > j ln N, j: α above, plus an exchange's α
+/// above and β below where fitted apart, CostFit::exchange_alpha_above and beta_below); else 0.
+/// fabcoll-calibrate's fit to
 /// timed collectives over the fabric, where no break is known beforehand (inside a node it is
 /// shm's single-copy threshold). preferred > 0 (an index of breaks): that break wins whenever
 /// it passes the same tests (α above not below α, the criterion against no break), whatever the

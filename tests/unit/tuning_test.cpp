@@ -580,6 +580,25 @@ TEST(Crossover, AlphaOfSmallMessagesByTheShareOfRounds) {
   // A pipeline by its packet: 64 B packets of 4 KiB take alpha_small.
   const PacketChoice piped = segment_k(*lin, 4096, 4, sm, sm, 0);
   EXPECT_EQ(piped.m.alpha, std::ceil(4096 / piped.k) < 256 ? 2e-5 : 4e-5);
+  // β below the break (fitted apart over the fabric) is not the small messages': their bytes
+  // cost the upper segment's β. The ring's 64 B messages at 256 B all of them, reduce + bcast's
+  // at 1 KiB (256 B messages) none, recursive doubling's at 1 KiB (messages of 1 KiB) none.
+  CostModel steep = sm;
+  steep.beta = 2e-8;
+  CostModel flat = sm;
+  flat.alpha = 8e-5;
+  EXPECT_NEAR(segment_k(*ring, 256, 4, steep, flat, 1024).m.beta, 2.5e-10, 1e-20);
+  EXPECT_EQ(segment_k(*rb, 512, 4, steep, flat, 1024).m.beta, 2e-8);
+  EXPECT_EQ(segment_k(*rd, 1024, 4, steep, flat, 1024).m.beta, 2.5e-10);
+  const double rab_small =
+      1 - sim_break_shares(*find_algorithm(Collective::allreduce, "rabenseifner"), 4, 768, 256, -1)
+              .beta;
+  ASSERT_GT(rab_small, 0);
+  ASSERT_LT(rab_small, 1);
+  EXPECT_NEAR(
+      segment_k(*find_algorithm(Collective::allreduce, "rabenseifner"), 768, 4, steep, flat, 1024)
+          .m.beta,
+      2e-8 - rab_small * (2e-8 - 2.5e-10), 1e-20);
 }
 
 // The oversubscribed fit's break at shm's single-copy threshold: the share of a point's rounds
@@ -637,6 +656,30 @@ TEST(Fit, CostPointsRecoverTheUpperAlpha) {
 // their rounds above each candidate break, the break the times have is kept, by the
 // information criterion; times with one α through all sizes keep none; a "break" whose α
 // above comes out below α is never kept.
+// The criterion charges ln N for each parameter a break adds: α above it, and where fitted
+// apart an exchange's α above it and β below it.
+TEST(Fit, ChooseBreakChargesEachParameterItAdds) {
+  std::vector<WrittenFit> fits(2);
+  const std::vector<double> breaks{0, 1024};
+  const double n = 60;
+  fits[0].fit.points = fits[1].fit.points = 60;
+  fits[0].fit.sse = 1.0;
+  // N ln(sse0 / sse) = 1.5 ln N: pays for one parameter, not for two.
+  fits[1].fit.sse = std::exp(-1.5 * std::log(n) / n);
+  fits[1].fit.alpha = 1e-5;
+  fits[1].fit.alpha_above = 2e-5;
+  EXPECT_EQ(choose_break(fits, breaks), 1u);
+  fits[1].fit.exchange_alpha_above = 3e-5;
+  EXPECT_EQ(choose_break(fits, breaks), 0u);
+  fits[1].fit.sse = std::exp(-2.5 * std::log(n) / n);
+  EXPECT_EQ(choose_break(fits, breaks), 1u);
+  fits[1].fit.beta_below = 1e-8;
+  EXPECT_EQ(choose_break(fits, breaks), 0u);
+  EXPECT_EQ(choose_break(fits, breaks, 1), 0u);  // preferred, but it does not pay
+  fits[1].fit.sse = std::exp(-3.5 * std::log(n) / n);
+  EXPECT_EQ(choose_break(fits, breaks), 1u);
+}
+
 TEST(Fit, ChooseBreakKeepsTheBreakTheTimesHave) {
   const CostModel truth{4e-5, 2.5e-10, 2.5e-11};
   const std::vector<double> breaks{0, 2048, 32768};

@@ -376,6 +376,17 @@ void for_each_training_run(const CostModel& at, std::initializer_list<double> si
   }
 }
 
+// An algorithm's exchange share at p = 4, one packet, n bytes under m (as calibrate marks its
+// training points).
+double exchange_share_at(const Algorithm& alg, double n, const CostModel& m) {
+  CostQuery q;
+  q.n = n;
+  q.p = 4;
+  q.k = 1;
+  q.m = m;
+  return alg.clamped_exchange_share(q);
+}
+
 // A split column of fit_cost_points recovered: on the exact points α, β and got(fit) come back
 // (want), blanking the points' split (blank) leaves them unfitted, and with 2% noise got(fit)
 // is within tol of want.
@@ -470,12 +481,7 @@ TEST(Fit, CostPointsRecoverExchangesApartAndACallsFirstWakeUp) {
   std::vector<CostPoint> pts;
   for_each_training_run(truth, {256.0, 2048.0, 32768.0, 393216.0},
                         [&](const Algorithm& alg, double n, double a, double b, double c) {
-                          CostQuery q;
-                          q.n = n;
-                          q.p = 4;
-                          q.k = 1;
-                          q.m = truth;
-                          const double e = alg.clamped_exchange_share(q);
+                          const double e = exchange_share_at(alg, n, truth);
                           const double above = sim_break_shares(alg, 4, n, brk, -1).alpha;
                           const double t =
                               c + a * (1 - above) * truth.alpha * (1 + e * (chi_a - 1)) +
@@ -511,12 +517,7 @@ TEST(Fit, CostPointsRecoverBetaBelowTheBreak) {
   for_each_training_run(
       truth, {256.0, 512.0, 2048.0, 32768.0, 393216.0},
       [&](const Algorithm& alg, double n, double a, double b, double c) {
-        CostQuery q;
-        q.n = n;
-        q.p = 4;
-        q.k = 1;
-        q.m = truth;
-        const double e = alg.clamped_exchange_share(q);
+        const double e = exchange_share_at(alg, n, truth);
         const BreakShares sh = sim_break_shares(alg, 4, n, brk, -1);
         const double x = 1 + e * (chi - 1);
         const double t = c + a * (1 - sh.alpha) * truth.alpha * x + a * sh.alpha * alpha_above * x +

@@ -376,15 +376,20 @@ void for_each_training_run(const CostModel& at, std::initializer_list<double> si
   }
 }
 
-// An algorithm's exchange share at p = 4, one packet, n bytes under m (as calibrate marks its
-// training points).
-double exchange_share_at(const Algorithm& alg, double n, const CostModel& m) {
+// The query of one call at p = 4, one packet, n bytes under m.
+CostQuery one_packet_at_p4(double n, const CostModel& m) {
   CostQuery q;
   q.n = n;
   q.p = 4;
   q.k = 1;
   q.m = m;
-  return alg.clamped_exchange_share(q);
+  return q;
+}
+
+// An algorithm's exchange share at p = 4, one packet, n bytes under m (as calibrate marks its
+// training points).
+double exchange_share_at(const Algorithm& alg, double n, const CostModel& m) {
+  return alg.clamped_exchange_share(one_packet_at_p4(n, m));
 }
 
 // A split column of fit_cost_points recovered: on the exact points α, β and got(fit) come back
@@ -1217,12 +1222,7 @@ TEST(Crossover, ACallsFirstWakeUpAndEachSegmentsExchanges) {
   CostModel k = m;
   k.call_wake = 4e-5;
   const auto cost = [](const Algorithm& a, const CostModel& model, double n) {
-    CostQuery q;
-    q.n = n;
-    q.p = 4;
-    q.k = 1;
-    q.m = model;
-    return a.predict(q);
+    return a.predict(one_packet_at_p4(n, model));
   };
   EXPECT_NEAR(cost(*naive, k, 256) - cost(*naive, m, 256), 4e-5, 1e-12);
   EXPECT_NEAR(cost(*rd, k, 256), cost(*rd, m, 256), 1e-12);

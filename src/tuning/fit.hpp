@@ -200,10 +200,8 @@ WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_om
 /// Which of several fits of the same timed points to keep, each with the points' rounds placed
 /// above its own candidate break (fits[i] with breaks[i]; breaks[0] = 0 is the fit without a
 /// break): the one of least error (CostFit::sse) among those whose α above is not below their
-/// α, kept where the parameters it adds pay by the Bayesian information criterion over the
-/// fits' points N (N ln(sse without / sse with) > j ln N, j: α above, plus an exchange's α
-/// above and β below where fitted apart, CostFit::exchange_alpha_above and beta_below); else 0.
-/// fabcoll-calibrate's fit to
+/// α, kept where its one more parameter pays by the Bayesian information criterion over the
+/// fits' points N (N ln(sse without / sse with) > ln N); else 0. fabcoll-calibrate's fit to
 /// timed collectives over the fabric, where no break is known beforehand (inside a node it is
 /// shm's single-copy threshold). preferred > 0 (an index of breaks): that break wins whenever
 /// it passes the same tests (α above not below α, the criterion against no break), whatever the

@@ -662,30 +662,6 @@ TEST(Fit, CostPointsRecoverTheUpperAlpha) {
 // their rounds above each candidate break, the break the times have is kept, by the
 // information criterion; times with one α through all sizes keep none; a "break" whose α
 // above comes out below α is never kept.
-// The criterion charges ln N for each parameter a break adds: α above it, and where fitted
-// apart an exchange's α above it and β below it.
-TEST(Fit, ChooseBreakChargesEachParameterItAdds) {
-  std::vector<WrittenFit> fits(2);
-  const std::vector<double> breaks{0, 1024};
-  const double n = 60;
-  fits[0].fit.points = fits[1].fit.points = 60;
-  fits[0].fit.sse = 1.0;
-  // N ln(sse0 / sse) = 1.5 ln N: pays for one parameter, not for two.
-  fits[1].fit.sse = std::exp(-1.5 * std::log(n) / n);
-  fits[1].fit.alpha = 1e-5;
-  fits[1].fit.alpha_above = 2e-5;
-  EXPECT_EQ(choose_break(fits, breaks), 1u);
-  fits[1].fit.exchange_alpha_above = 3e-5;
-  EXPECT_EQ(choose_break(fits, breaks), 0u);
-  fits[1].fit.sse = std::exp(-2.5 * std::log(n) / n);
-  EXPECT_EQ(choose_break(fits, breaks), 1u);
-  fits[1].fit.beta_below = 1e-8;
-  EXPECT_EQ(choose_break(fits, breaks), 0u);
-  EXPECT_EQ(choose_break(fits, breaks, 1), 0u);  // preferred, but it does not pay
-  fits[1].fit.sse = std::exp(-3.5 * std::log(n) / n);
-  EXPECT_EQ(choose_break(fits, breaks), 1u);
-}
-
 TEST(Fit, ChooseBreakKeepsTheBreakTheTimesHave) {
   const CostModel truth{4e-5, 2.5e-10, 2.5e-11};
   const std::vector<double> breaks{0, 2048, 32768};

@@ -114,8 +114,8 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   // (p = 4 on 2 cores, 14 launches) was predicted 5-40% under its time at 256-512 B in 16 of
   // 21 validations there, and chosen twice at 256 B - 1 KiB over recursive doubling (regrets
   // 33 and 80%); with W, refitted offline from the same launches, it was chosen in neither.
-  // (The twenty-first session had found it 28-44% over with W, a model without K or β below
-  // the break since.)
+  // (The twenty-first session had found it 28-44% over with W, under a model that has since
+  // gained K and β below the break.)
   const bool wakes = m.wake > 0 && fans_in(coll);
   const double e =
       m.exchange_alpha != 1 || m.exchange_beta != 1 || wakes ? clamped_exchange_share(q) : 0.0;

@@ -1393,14 +1393,14 @@ int main(int argc, char** argv) {
       const bool large = large_bytes > top && 2 * large_bytes <= 4.0 * (1 << 20);
       if (large) sizes.push_back(2 * large_bytes);
       std::vector<double> breaks{broken ? pull : 0.0};
-      // Over the fabric also the powers of two between the smallest training size and the next:
+      // Over the fabric also the powers of two from twice the smallest training size below 2 KiB:
       // the sockets provider's one-way time steps up at 1 KiB (p = 4 on 2 cores: 44.5 µs at
       // 512 B, 130.5 at 1 KiB), which the training's 2 KiB runs straddle (Rabenseifner's 512
       // and 1024 B messages, recursive doubling's 2 KiB); with 2 KiB the first break tried,
       // reduce + bcast was chosen at 1 KiB and took twice its prediction (regret 32.2%).
       if (!broken && fabric)
         for (double b = 2 * smallest; b < 2048.0; b *= 2) breaks.push_back(b);
-      // (and each training size between the smallest and the largest, once)
+      // Then each training size between the smallest and the largest not tried yet.
       if (!broken)
         for (std::size_t i = 1; i + 1 < sizes.size(); ++i)
           if (std::find(breaks.begin(), breaks.end(), sizes[i]) == breaks.end())

@@ -154,10 +154,9 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   // their one-way share), β's bytes, the wake-ups, the bytes beyond the cache, the small
   // messages' rounds, the exchange share of the rounds above the break (split_above), a call's
   // first wake-up (call). A point's a is scaled by xa for its exchanges: the split columns
-  // take a / xa.
-  // With beta_below, β's bytes above the break (and in small messages), and a ninth column:
-  // the others below it.
-  // (Only where some point has bytes above the break: else one β of them all.)
+  // take a / xa. With beta_below, where some point has bytes above the break, β takes those
+  // (and small messages' bytes) and a ninth column the others, at β below the break; else one
+  // β of them all.
   constexpr int kParams = 9;
   const bool split_beta =
       opt.beta_below && std::any_of(pts.begin(), pts.end(), [](const CostPoint& p) {

@@ -33,10 +33,13 @@ Task<> bcast_pipelined_binary_tree(Channel& ch, MutableBytes buf, std::size_t el
                                    std::size_t k, int root);
 Task<> bcast_linear_pipeline(Channel& ch, MutableBytes buf, std::size_t elem_size, std::size_t k,
                              int root);
-/// d(p), p ≥ 3: the steps of the pipelined binary-tree broadcast's exact time beyond 2 per
-/// packet, (2k + d)(α + βs): 2L − 3 for p < 1.5·2^L, else 2L − 2 (L = ⌊log p⌋). The pipelined
-/// reduce, its mirror, fills the same way.
+/// d(p), p ≥ 3: the steps of the pipelined reduce's fill, 2L − 3 for p < 1.5·2^L, else 2L − 2
+/// (L = ⌊log p⌋): what the pipelined binary-tree broadcast, its mirror, took beyond 2 per
+/// packet while it sent to its left child first (until the thirtieth session).
 double pipelined_tree_fill(int p);
+/// d(p), p ≥ 3: the steps of the pipelined binary-tree broadcast's exact time beyond 2 per
+/// packet, (2k + d)(α + βs), each node sending to its heavier child first (the file's top).
+double pipelined_bcast_fill(int p);
 extern const Algorithm kReducePipelinedBinaryTree;
 /// Pipelined in-order binary-tree reduce (k packets of whole elements of elem_size bytes, the
 /// unit a buffer may be split at: CollArgs::elem_size, not op.elem_size()); `out` valid at root

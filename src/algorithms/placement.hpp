@@ -60,8 +60,12 @@ class Placement {
   /// at p = 4, cyclic, sends to rank 2 on its own core and then to rank 1, and rank 2 relays
   /// only after both). The ratio of alg's sim run with such messages delivered when their
   /// sender's port is free (sim::World::set_core_mate_relays) to its run without, >= 1 (the
-  /// binomial broadcast there: 3 hops' time for 2). `strategy` as for written_across. Cached.
-  [[nodiscard]] virtual double core_mate_factor(const Algorithm& alg, long strategy = -1) const = 0;
+  /// binomial broadcast there: 3 hops' time for 2). `strategy` as for written_across. A
+  /// pipelined algorithm (k packets, k >= 1) is run so at k, and its messages wait for their
+  /// receiver's sending core-mates too (sim::World::set_receiver_mates: the pipelined
+  /// binary-tree broadcast at p = 4, cyclic, 1.5 at k = 1). Cached.
+  [[nodiscard]] virtual double core_mate_factor(const Algorithm& alg, long strategy = -1,
+                                                double k = 0) const = 0;
 
  private:
   std::vector<int> cpu_;

@@ -149,12 +149,17 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
 
 double Algorithm::core_mate_factor(const CostQuery& q) const {
   const Placement* placed = q.m.placement;
-  // Inside a node only (the rings: a pull threshold set), and below it.
-  if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p || optimal_k != nullptr ||
-      !(q.m.pull_bytes > 0) || mean_message(q) >= q.m.pull_bytes)
-    return 1;
+  // Below the pull threshold where there is one (shm's rings), at every size where there is
+  // none (the fabric: the kernel's sockets). A pipelined one only in the rings, by its packet
+  // (over sockets the pipelined binary-tree broadcast at one packet ran 7-12% under the
+  // binomial tree, p = 4 on 2 cores: docs/calibration.md, "Core-mates' relays").
+  if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p) return 1;
+  const bool pipelined = optimal_k != nullptr;
+  const double k = pipelined ? std::max(1.0, q.k) : 0.0;
+  const double message = pipelined ? std::ceil(q.n / k) : mean_message(q);
+  if (q.m.pull_bytes > 0 ? message >= q.m.pull_bytes : pipelined) return 1;
   const long s = strategy != nullptr ? static_cast<long>(strategy(q)) : -1;
-  return std::max(1.0, placed->core_mate_factor(*this, s));
+  return std::max(1.0, placed->core_mate_factor(*this, s, k));
 }
 
 double Algorithm::clamped_exchange_share(const CostQuery& q) const {

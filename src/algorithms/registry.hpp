@@ -141,9 +141,9 @@ struct Algorithm {
 
   /// q.m as this algorithm is costed: β raised to β(1 + f(ω − 1)) for the written share f of
   /// its bytes (CostModel::written = ω; placed_written_share), then α and β times
-  /// core_mate_factor (ranks sharing cores inside a node), then α and β to α(1 + e(χα − 1)) and
+  /// core_mate_factor (ranks sharing cores), then α and β to α(1 + e(χα − 1)) and
   /// β(1 + e(χβ − 1)) for its exchange share e (CostModel::exchange_alpha, exchange_beta = χα, χβ),
-  /// then, for a fan-in collective (fans_in) and not pipelined, α to α + (1 − e)W
+  /// then, for a fan-in collective (fans_in), pipelined or not, α to α + (1 − e)W
   /// (CostModel::wake), then for a broadcast's pipelined packets (k ≥ 2) below
   /// CostModel::pull_bytes α and β by one factor, so that the rounds beyond the first packet's
   /// (the formula at k = 1 and a packet's size) cost κ times as much (CostModel::streamed), and
@@ -170,12 +170,13 @@ struct Algorithm {
     return cost(q) + first;
   }
   /// What its messages to core-mates add (Placement::core_mate_factor), >= 1: with a
-  /// placement of q.p ranks (CostModel::placement, core_mate_relays), not pipelined, inside a
-  /// node (q.m.pull_bytes set: shm's rings) and its mean message (mean_message) below
-  /// pull_bytes (a pulled message's sender only posts it: its reader does not wait for the
-  /// sender to leave the core); else 1. costed scales α and β by it (not W, o, G or γ).
-  /// Over sockets (no pull threshold) it was tried and not kept: docs/calibration.md,
-  /// "Twenty-seventh session".
+  /// placement of q.p ranks (CostModel::placement, core_mate_relays), not pipelined, and
+  /// where there is a pull threshold (q.m.pull_bytes: shm's rings) its mean message
+  /// (mean_message) below it (a pulled message's sender only posts it: its reader does not
+  /// wait for the sender to leave the core); else 1. Over the fabric (no pull threshold) at
+  /// every size: the kernel's sockets too are read by a receiver that needs its core
+  /// (docs/calibration.md, "Core-mates' relays"). costed scales α and β by it (not W, o, G
+  /// or γ).
   [[nodiscard]] double core_mate_factor(const CostQuery& q) const;
   /// exchange_share at q clamped to [0, 1] (0 without one): the e that costed and predict charge.
   [[nodiscard]] double clamped_exchange_share(const CostQuery& q) const;

@@ -25,10 +25,7 @@ class SimPlacement final : public Placement {
   using Placement::Placement;
 
   double written_across(const Algorithm& alg, double k, long strategy) const override {
-    // Not pipelined: one run whatever k the caller passes (0 or 1).
-    const long packets = alg.optimal_k != nullptr && k >= 1
-                             ? std::lround(std::min(k, static_cast<double>(kMaxPackets)))
-                             : 0;
+    const long packets = pipeline_packets(alg, k);
     const std::tuple key{&alg, packets, strategy};
     {
       const std::lock_guard lock(mutex_);
@@ -39,8 +36,9 @@ class SimPlacement final : public Placement {
     return cache_.try_emplace(key, share).first->second;
   }
 
-  double core_mate_factor(const Algorithm& alg, long strategy) const override {
-    const std::pair key{&alg, strategy};
+  double core_mate_factor(const Algorithm& alg, long strategy, double k) const override {
+    const long packets = pipeline_packets(alg, k);
+    const std::tuple key{&alg, packets, strategy};
     {
       const std::lock_guard lock(mutex_);
       if (const auto it = relay_cache_.find(key); it != relay_cache_.end()) return it->second;
@@ -48,10 +46,11 @@ class SimPlacement final : public Placement {
     const int p = size();
     const std::size_t block = block_bytes(p);
     const CostModel m = unit_model();
+    const auto n = static_cast<std::size_t>(packets);
     const double plain =
-        run_for_cost(alg, p, block, m, true, 0, 0, cpus(), strategy, false).finish_time;
+        run_for_cost(alg, p, block, m, true, 0, n, cpus(), strategy, false).finish_time;
     const double waiting =
-        run_for_cost(alg, p, block, m, true, 0, 0, cpus(), strategy, true).finish_time;
+        run_for_cost(alg, p, block, m, true, 0, n, cpus(), strategy, true, packets > 0).finish_time;
     const double factor = plain > 0 ? std::max(1.0, waiting / plain) : 1.0;
     const std::lock_guard lock(mutex_);
     return relay_cache_.try_emplace(key, factor).first->second;
@@ -77,6 +76,13 @@ class SimPlacement final : public Placement {
     return std::clamp((tx - t1) / (tw - t1), 0.0, 1.0);
   }
 
+  /// The packets alg is run with at k: not pipelined, 0 (one run whatever k the caller passes,
+  /// 0 or 1); else k, at most kMaxPackets.
+  static long pipeline_packets(const Algorithm& alg, double k) {
+    return alg.optimal_k != nullptr && k >= 1
+               ? std::lround(std::min(k, static_cast<double>(kMaxPackets)))
+               : 0;
+  }
   /// The measures' blocks: 8 KiB, smaller from p = 16 on (an all-to-all's buffers grow with p²).
   static std::size_t block_bytes(int p) {
     return std::max<std::size_t>(1024, 8192 * 16 / std::max(16, p)) / 8 * 8;
@@ -92,7 +98,7 @@ class SimPlacement final : public Placement {
 
   mutable std::mutex mutex_;
   mutable std::map<std::tuple<const Algorithm*, long, long>, double> cache_;
-  mutable std::map<std::pair<const Algorithm*, long>, double> relay_cache_;
+  mutable std::map<std::tuple<const Algorithm*, long, long>, double> relay_cache_;
 };
 
 std::mutex g_interned_mutex;

@@ -78,10 +78,10 @@ struct CostModel {
   /// binomial broadcast's two hops 4.6; one α for every hop fitted reduce + bcast at −50%. The
   /// binomial and naive reduces (a full validation, 256 B – 25 KiB) took 1.5–2.3 times the
   /// model without W on them, 0.96–1.07 times it with (the same launch's W, 3.0 µs). Charged as
-  /// α + (1 − e)W per round (e: Algorithm::exchange_share) of an algorithm that is not
-  /// pipelined (Algorithm::costed), fitted with α, β, ω and χ to the timed collectives where
-  /// ranks share cores (fabcoll-calibrate); 0 (the texts' model) elsewhere and in the built-in
-  /// models.
+  /// α + (1 − e)W per round (e: Algorithm::exchange_share), pipelined or not (the pipelines
+  /// since the twenty-ninth session; Algorithm::costed), fitted with α, β, ω and χ to the timed
+  /// collectives where ranks share cores (fabcoll-calibrate); 0 (the texts' model) elsewhere and in
+  /// the built-in models.
   double wake = 0;
   /// G: the sender's own time per byte of a message it writes (LogGP's G, Alexandrov et al.
   /// 1995: a sender of several messages is busy o + Gn with each). < 0: not measured, G = β,
@@ -166,7 +166,7 @@ struct CostModel {
 
   [[nodiscard]] double send_overhead() const { return overhead >= 0 ? overhead : alpha; }
   /// α of a round whose share e is spent in exchanges: α(1 + e(χα − 1)), plus (1 − e)W where
-  /// its receiver waits for a wake-up (wakes: a fan-in collective's algorithm, not pipelined).
+  /// its receiver waits for a wake-up (wakes: a fan-in collective's algorithm).
   [[nodiscard]] double round_alpha(double e, bool wakes) const {
     return alpha * (1 + e * (exchange_alpha - 1)) + (wakes ? (1 - e) * wake : 0.0);
   }

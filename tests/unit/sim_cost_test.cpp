@@ -321,7 +321,11 @@ TEST(Placement, CoreMateRelaysWaitForTheirSender) {
   q.p = 4;
   q.m = kModel;
   q.m.placement = cyclic;
-  EXPECT_DOUBLE_EQ(binomial.core_mate_factor(q), 1.0);  // no pull threshold: not the rings
+  // No pull threshold (the fabric: every message through the kernel's sockets): at any size.
+  EXPECT_DOUBLE_EQ(binomial.core_mate_factor(q), 1.5);
+  q.n = 1 << 20;
+  EXPECT_DOUBLE_EQ(binomial.core_mate_factor(q), 1.5);
+  q.n = 8192;
   q.m.pull_bytes = 16384;
   const CostModel once = binomial.costed(q);
   EXPECT_DOUBLE_EQ(once.alpha, 1.5 * kModel.alpha);
@@ -340,6 +344,43 @@ TEST(Placement, CoreMateRelaysWaitForTheirSender) {
   q.m.pull_bytes = 16384;
   q.p = 8;
   EXPECT_DOUBLE_EQ(binomial.core_mate_factor(q), 1.0);
+}
+
+// The pipelined binary-tree broadcast at p = 4 (its root sends to rank 1, the heavier child,
+// then to rank 3; rank 1 relays to 2), cyclic: no message goes to a core-mate, but rank 2 copies
+// rank 1's message out on the CPU its core-mate, the root, sends to 3 from, and rank 3 its
+// message on the CPU rank 1 relays from (sim::World::set_receiver_mates): three hops' time for
+// two at k = 1. Charged by the packet in the rings only, not over the fabric (no pull
+// threshold), where it ran under the binomial tree.
+TEST(Placement, RingReceiversWaitForTheirSendingCoreMates) {
+  const Algorithm& tree = *find_algorithm(Collective::bcast, "pipelined_binary_tree");
+  const Placement* cyclic = placement_for_mapping("cyclic", 4, 2);
+  const double hop = kModel.alpha + kModel.beta * 8192;
+  const auto finish = [&](bool mates) {
+    return run_for_cost(tree, 4, 8192, kModel, true, 0, 1, cyclic->cpus(), -1, true, mates)
+        .finish_time;
+  };
+  EXPECT_EQ(finish(false), 2 * hop);
+  EXPECT_EQ(finish(true), 3 * hop);
+  EXPECT_DOUBLE_EQ(cyclic->core_mate_factor(tree, -1, 1), 1.5);
+  EXPECT_GT(cyclic->core_mate_factor(tree, -1, 2), 1.0);
+  // The binomial tree's factor is the same with or without it (its relays wait for the root).
+  const Algorithm& binomial = *find_algorithm(Collective::bcast, "binomial");
+  EXPECT_EQ(run_for_cost(binomial, 4, 8192, kModel, true, 0, 0, cyclic->cpus(), -1, true, true)
+                .finish_time,
+            3 * hop);
+  CostQuery q;
+  q.n = 8192;
+  q.p = 4;
+  q.k = 1;
+  q.m = kModel;
+  q.m.placement = cyclic;
+  EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.0);  // the fabric
+  q.m.pull_bytes = 16384;
+  EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.5);
+  EXPECT_DOUBLE_EQ(tree.predict(q), 3 * hop);
+  q.m.pull_bytes = 8192;  // pulled packets
+  EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.0);
 }
 
 // Its interning: one object per CPU vector, none where no two ranks share a CPU or one is

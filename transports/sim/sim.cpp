@@ -38,6 +38,7 @@ World::World(int p, CostModel model, bool phantom)
       cids_(static_cast<std::size_t>(p)),
       send_free_(static_cast<std::size_t>(p), 0.0),
       recv_free_(static_cast<std::size_t>(p), 0.0),
+      send_to_(static_cast<std::size_t>(p), -1),
       depth_(static_cast<std::size_t>(p), 0),
       posted_(static_cast<std::size_t>(p)),
       unexpected_(static_cast<std::size_t>(p)),
@@ -100,6 +101,7 @@ void World::post_send(int src, PostedOp* op) {
       (exchange ? model_.exchange_beta : 1.0) * (above ? beta_above_ : model_.beta) * bytes;
   send_free_[src] = end;
   recv_free_[dst] = end;
+  send_to_[src] = dst;
   stats_.messages_sent[src] += 1;
   stats_.bytes_sent[src] += op->size;
   if (record_sizes_) sizes_.insert(op->size);
@@ -109,7 +111,7 @@ void World::post_send(int src, PostedOp* op) {
   const int depth = std::max({depth_[src], send_depth_[src], recv_depth_[dst]}) + 1;
   send_depth_[src] = depth;
   recv_depth_[dst] = depth;
-  push(Event{end, 0, 0, op, src, dst, depth, rank_relays(src) + 1});
+  push(Event{end, 0, 0, op, src, dst, depth, rank_relays(src) + 1, start});
 }
 
 void World::post_recv(int dst, PostedOp* op) {
@@ -193,6 +195,25 @@ void World::deliver(const Event& e) {
     later.time = send_free_[static_cast<std::size_t>(e.src)];
     push(later);
     return;
+  }
+  // A message whose receiver's core-mate was sending elsewhere meanwhile is copied out once
+  // that one's sends are done (set_receiver_mates); delayed once.
+  if (receiver_mates_ && !cpus_.empty()) {
+    const std::size_t to = static_cast<std::size_t>(e.dst);
+    double until = e.time;
+    for (std::size_t m = 0; m < cpus_.size(); ++m) {
+      if (static_cast<int>(m) == e.src || m == to || cpus_[m] != cpus_[to] ||
+          send_to_[m] == e.dst || !(send_free_[m] > e.start))
+        continue;
+      until = std::max(until, send_free_[m] + (e.time - e.start));
+    }
+    if (until > e.time) {
+      Event later = e;
+      later.time = until;
+      later.start = until;
+      push(later);
+      return;
+    }
   }
   PostedOp* send = e.op;
   const std::size_t size = send->size;

@@ -84,6 +84,13 @@ class World final : public Executor {
   /// ring's reader runs only once the writer leaves their shared core
   /// (Placement::core_mate_factor). Off by default: the texts' model.
   void set_core_mate_relays(bool on) { core_mate_relays_ = on; }
+  /// With CPUs set: a message to rank r is delivered no earlier than a transfer's time after
+  /// the moment every other rank on r's CPU that was sending meanwhile (to another rank than r)
+  /// has its send port free: r copies a ring's message out on the CPU that such a core-mate
+  /// is sending from (the pipelined binary-tree broadcast at p = 4, cyclic: ranks 1 and 3 on
+  /// one CPU, rank 1 relaying to 2 while the root, 2's core-mate, sends to 3: three hops'
+  /// time for two). Off by default: the texts' model.
+  void set_receiver_mates(bool on) { receiver_mates_ = on; }
   /// A protocol break (LinkModel): messages of at least `bytes` cost alpha_above and
   /// beta_above in place of the model's α and β (χ, ω as for any message). bytes 0: none.
   void set_break(double bytes, double alpha_above, double beta_above) {
@@ -128,6 +135,7 @@ class World final : public Executor {
     int dst;
     int depth;
     int relays;
+    double start = 0;  // a delivery: when its transfer began
     bool operator>(const Event& o) const {
       return time != o.time ? time > o.time : order > o.order;
     }
@@ -158,13 +166,16 @@ class World final : public Executor {
   std::vector<std::coroutine_handle<>> ready_;
   // per rank
   std::vector<double> send_free_, recv_free_;
+  std::vector<int> send_to_;  // each rank's last send's receiver (set_receiver_mates)
   std::vector<int> depth_, send_depth_, recv_depth_;
   std::vector<std::vector<PostedOp*>> posted_;  // posted receives, in order
   std::vector<std::vector<std::unique_ptr<Message>>> unexpected_;
   std::vector<std::map<std::uintptr_t, std::uintptr_t>> written_;  // per rank: [begin, end)
   std::vector<int> cpus_;                                          // per rank (set_cpus)
   double break_bytes_ = 0, alpha_above_ = 0, beta_above_ = 0;      // set_break
-  bool core_mate_relays_ = false;                                  // set_core_mate_relays
+  bool core_mate_relays_ = false;
+  bool receiver_mates_ =
+      false;  // set_receiver_mates                                  // set_core_mate_relays
   bool record_sizes_ = false;
   bool record_messages_ = false;
   std::size_t clear_fan_in_ = 0;  // set_clear_fan_in

@@ -150,16 +150,18 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
 double Algorithm::core_mate_factor(const CostQuery& q) const {
   const Placement* placed = q.m.placement;
   // Below the pull threshold where there is one (shm's rings), at every size where there is
-  // none (the fabric: the kernel's sockets). A pipelined one only in the rings, by its packet
-  // (over sockets the pipelined binary-tree broadcast at one packet ran 7-12% under the
-  // binomial tree, p = 4 on 2 cores: docs/calibration.md, "Core-mates' relays").
+  // none (the fabric: the kernel's sockets). A pipelined one only in the rings and at one
+  // packet, where it sends whole messages as the others do: a stream of packets is κ's
+  // (CostModel::streamed), and charged at its packet count too the linear pipeline's 1.75 at
+  // 10 packets drove κ fitted beside it to 0.31-0.37 (two p = 4 shm launches). Over sockets
+  // the pipelined binary-tree broadcast at one packet ran 6-22% under the binomial tree (p = 4
+  // on 2 cores; docs/calibration.md, "Core-mates' relays").
   if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p) return 1;
   const bool pipelined = optimal_k != nullptr;
-  const double k = pipelined ? std::max(1.0, q.k) : 0.0;
-  const double message = pipelined ? std::ceil(q.n / k) : mean_message(q);
-  if (q.m.pull_bytes > 0 ? message >= q.m.pull_bytes : pipelined) return 1;
+  if (pipelined && (q.k >= 2 || !(q.m.pull_bytes > 0))) return 1;
+  if (q.m.pull_bytes > 0 && (pipelined ? q.n : mean_message(q)) >= q.m.pull_bytes) return 1;
   const long s = strategy != nullptr ? static_cast<long>(strategy(q)) : -1;
-  return std::max(1.0, placed->core_mate_factor(*this, s, k));
+  return std::max(1.0, placed->core_mate_factor(*this, s, pipelined ? 1.0 : 0.0));
 }
 
 double Algorithm::clamped_exchange_share(const CostQuery& q) const {

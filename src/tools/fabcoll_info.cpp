@@ -150,9 +150,11 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         m.small_below, m.alpha_small * 1e6);
   if (m.placement != nullptr && m.placement->size() == p)
     std::printf(
-        "# ranks share CPUs: a message written into a ring for a rank on its sender's CPU is read "
-        "once the sender has sent what it queued; an algorithm not pipelined costs alpha and "
-        "beta times its 'core-mates' factor (in the note where not 1)\n");
+        "# ranks share CPUs: a message for a rank on its sender's CPU is read once the sender "
+        "has sent what it queued (shm's rings below the pull threshold, the fabric at every "
+        "size), and a pipelined algorithm's ring packet for a rank whose core-mate sends "
+        "elsewhere once that one has sent it all; an algorithm costs alpha and beta times its "
+        "'core-mates' factor (in the note where not 1)\n");
   std::printf("%-24s %14s %10s %8s %8s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment",
               "written", "exchange", "note");
   const Algorithm* chosen = nullptr;

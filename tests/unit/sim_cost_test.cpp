@@ -350,8 +350,8 @@ TEST(Placement, CoreMateRelaysWaitForTheirSender) {
 // then to rank 3; rank 1 relays to 2), cyclic: no message goes to a core-mate, but rank 2 copies
 // rank 1's message out on the CPU its core-mate, the root, sends to 3 from, and rank 3 its
 // message on the CPU rank 1 relays from (sim::World::set_receiver_mates): three hops' time for
-// two at k = 1. Charged by the packet in the rings only, not over the fabric (no pull
-// threshold), where it ran under the binomial tree.
+// two at k = 1. Charged in the rings at one packet only (a stream of packets is κ's), not over
+// the fabric (no pull threshold), where it ran under the binomial tree.
 TEST(Placement, RingReceiversWaitForTheirSendingCoreMates) {
   const Algorithm& tree = *find_algorithm(Collective::bcast, "pipelined_binary_tree");
   const Placement* cyclic = placement_for_mapping("cyclic", 4, 2);
@@ -379,7 +379,10 @@ TEST(Placement, RingReceiversWaitForTheirSendingCoreMates) {
   q.m.pull_bytes = 16384;
   EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.5);
   EXPECT_DOUBLE_EQ(tree.predict(q), 3 * hop);
-  q.m.pull_bytes = 8192;  // pulled packets
+  q.k = 2;  // a stream of packets: κ's
+  EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.0);
+  q.k = 1;
+  q.m.pull_bytes = 8192;  // pulled messages
   EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.0);
 }
 

@@ -193,11 +193,13 @@ void World::deliver(const Event& e) {
       send_free_[static_cast<std::size_t>(e.src)] > e.time) {
     Event later = e;
     later.time = send_free_[static_cast<std::size_t>(e.src)];
+    later.start = e.start + (later.time - e.time);  // the transfer's length kept
     push(later);
     return;
   }
   // A message whose receiver's core-mate was sending elsewhere meanwhile is copied out once
-  // that one's sends are done (set_receiver_mates); delayed once.
+  // that one's sends are done (set_receiver_mates), its transfer as long as it was; again
+  // where such a core-mate sends meanwhile once more.
   if (receiver_mates_ && !cpus_.empty()) {
     const std::size_t to = static_cast<std::size_t>(e.dst);
     double until = e.time;
@@ -210,7 +212,7 @@ void World::deliver(const Event& e) {
     if (until > e.time) {
       Event later = e;
       later.time = until;
-      later.start = until;
+      later.start = until - (e.time - e.start);
       push(later);
       return;
     }

@@ -38,7 +38,8 @@ Task<> bcast_linear_pipeline(Channel& ch, MutableBytes buf, std::size_t elem_siz
 /// packet while it sent to its left child first (until the thirtieth session).
 double pipelined_tree_fill(int p);
 /// d(p), p ≥ 3: the steps of the pipelined binary-tree broadcast's exact time beyond 2 per
-/// packet, (2k + d)(α + βs), each node sending to its heavier child first (the file's top).
+/// packet, (2k + d)(α + βs), each node sending to its heavier child first (the top of
+/// bcast_pipelined_binary_tree.cpp).
 double pipelined_bcast_fill(int p);
 extern const Algorithm kReducePipelinedBinaryTree;
 /// Pipelined in-order binary-tree reduce (k packets of whole elements of elem_size bytes, the

@@ -98,11 +98,6 @@ int heavy_first_steps(int m) {
 
 double pipelined_bcast_fill(int p) { return heavy_first_steps(p) - 2.0; }
 
-double pipelined_tree_fill(int p) {
-  const int L = InorderBinaryTree::floor_log2(p);
-  return 2.0 * L - (2 * p < 3 * (1 << L) ? 3 : 2);
-}
-
 namespace {
 Task<> run_bcast_pipelined_binary_tree(Channel& ch, const CollArgs& a) {
   return bcast_pipelined_binary_tree(ch, bytes_of(a.recvbuf, a.bytes()), a.elem_size, a.packets,

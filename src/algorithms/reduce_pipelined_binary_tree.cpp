@@ -97,6 +97,11 @@ Task<> reduce_pipelined_binary_tree(Channel& ch, ConstBytes in, MutableBytes out
   co_await up;
 }
 
+double pipelined_tree_fill(int p) {
+  const int L = InorderBinaryTree::floor_log2(p);
+  return 2.0 * L - (2 * p < 3 * (1 << L) ? 3 : 2);
+}
+
 namespace {
 Task<> run_reduce_pipelined_binary_tree(Channel& ch, const CollArgs& a) {
   const MutableBytes out = a.recvbuf == nullptr ? MutableBytes{} : bytes_of(a.recvbuf, a.bytes());
@@ -106,7 +111,8 @@ Task<> run_reduce_pipelined_binary_tree(Channel& ch, const CollArgs& a) {
 // The time at root 0 on the model (p ≥ 4; found on the sim, as the broadcast's): with
 // τ = α + βs and g = γs, T = 2(k − 1)max(τ, g) + (d + 2)τ + c·g. An inner node receives two
 // packets and combines them per packet, the receives overlapping the combines and the send;
-// d = 2L − 3 for p < 1.5·2^L else 2L − 2 (L = ⌊log p⌋), the broadcast's fill; c = L, resp.
+// d = 2L − 3 for p < 1.5·2^L else 2L − 2 (L = ⌊log p⌋), the broadcast's fill while it sent to
+// its left child first (pipelined_tree_fill); c = L, resp.
 // L + 1, the combines on the slowest path. p = 3 (a chain from root 0): 2τ + 2g + (k − 1)
 // max(τ, g). On the sim (p = 3 … 64, roots 0 and p − 1, k = 1 … 64, γ ≤ β/2): exact in the
 // median, within one step (12.5%) where the fill is one step longer (p = 10, 11, 20–23,

@@ -170,13 +170,14 @@ struct Algorithm {
     return cost(q) + first;
   }
   /// What its messages to core-mates add (Placement::core_mate_factor), >= 1: with a
-  /// placement of q.p ranks (CostModel::placement, core_mate_relays), not pipelined, and
-  /// where there is a pull threshold (q.m.pull_bytes: shm's rings) its mean message
-  /// (mean_message) below it (a pulled message's sender only posts it: its reader does not
-  /// wait for the sender to leave the core); else 1. Over the fabric (no pull threshold) at
-  /// every size: the kernel's sockets too are read by a receiver that needs its core
-  /// (docs/calibration.md, "Core-mates' relays"). costed scales α and β by it (not W, o, G
-  /// or γ).
+  /// placement of q.p ranks (CostModel::placement, core_mate_relays), and where there is a
+  /// pull threshold (q.m.pull_bytes: shm's rings) its mean message (mean_message) below it (a
+  /// pulled message's sender only posts it: its reader does not wait for the sender to leave
+  /// the core); else 1. Over the fabric (no pull threshold) at every size: the kernel's
+  /// sockets too are read by a receiver that needs its core. A pipelined algorithm only in the
+  /// rings and at one packet (q.k < 2), where its receivers also wait for their sending
+  /// core-mates (docs/calibration.md, "Core-mates' relays", "Ring receivers' core-mates").
+  /// costed scales α and β by it (not W, o, G or γ).
   [[nodiscard]] double core_mate_factor(const CostQuery& q) const;
   /// exchange_share at q clamped to [0, 1] (0 without one): the e that costed and predict charge.
   [[nodiscard]] double clamped_exchange_share(const CostQuery& q) const;

@@ -732,6 +732,8 @@ struct Measured {
   /// The slowest rank's time per call in each round (time_candidates; measured is their
   /// median): the regret's interval resamples them.
   std::vector<double> samples;
+  /// How many of them each validation pass timed (kValidationPasses).
+  std::vector<std::size_t> pass_rounds;
 };
 
 /// Runs one collective of n bytes per rank (float64 elements; sum for reductions).
@@ -780,6 +782,15 @@ constexpr int kMinRounds = 31;
 /// past the 2 minutes --quick promises; with a budget of 45 s, 64 s in all (45 s validating,
 /// 31-93 rounds a size). 60 s leaves such a launch about 80 s.
 constexpr double kQuickValidationSeconds = 60;
+/// The validation times its sizes in this many passes, each size's rounds split evenly among
+/// them (101 in all, as before), and takes each candidate's median over all its rounds.
+/// Timed in one stretch, a size's candidates saw the machine of one second or two: at p = 4
+/// over sockets on 2 cores the ratio of two candidates' times moved from stretch to stretch
+/// by more than the regret target (reduce + bcast against recursive doubling at 512 B:
+/// 0.96-1.09 in the fit's timed collectives and 0.99-1.10 in the validation of one launch or
+/// another, 1.01-1.31 in eight alternating fabcoll-bench runs), while within one stretch the
+/// regret's interval over its rounds was a few percent wide.
+constexpr int kValidationPasses = 3;
 
 /// Calls per timed batch of the training and the validation: about 8 MB per rank and batch
 /// (1 MiB: 8 calls), 4 to 64 calls, so that a sample spans far more than the barrier's jitter.
@@ -829,7 +840,7 @@ bool timed_apart(double bytes) { return bytes >= kApartBytes && link_class().sta
 /// (*samples)[j] gets candidate j's time per round (the slowest rank's), of which the result
 /// is the median. With budget_s > 0 the rounds stop at what fits that many seconds, as the
 /// first round took on the slowest rank (every rank takes the same count), but never below
-/// kMinRounds.
+/// min_reps (kMinRounds unless the caller splits its rounds into passes).
 ///
 /// Over the fabric from kApartBytes (64 KiB) on, the calls of a batch are timed apart, as the
 /// OSU benchmarks and fabcoll-bench time them: a barrier before each call, each rank's time
@@ -858,7 +869,7 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
                                     PageVector<double>& a, PageVector<double>& b,
                                     ProgressLine* prog, const fabcoll::CostModel* order = nullptr,
                                     std::vector<std::vector<double>>* samples = nullptr,
-                                    double budget_s = 0) {
+                                    double budget_s = 0, int min_reps = kMinRounds) {
   const int batch = batch_calls(static_cast<double>(bytes));
   std::vector<std::vector<int>> next(cands.size());
   for (std::size_t j = 0; j < cands.size(); ++j) {
@@ -918,11 +929,11 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
       ts[j][static_cast<std::size_t>(r)] = (now() - t0 - barrier_time) / batch;
     }
     if (prog != nullptr) prog->advance(static_cast<double>(cands.size()) / asked);
-    if (r == 0 && budget_s > 0 && reps > kMinRounds) {
+    if (r == 0 && budget_s > 0 && reps > min_reps) {
       double took = now() - round_start;
       double slowest = 0;
       check(fc_allreduce(&took, &slowest, 1, FC_DOUBLE, FC_MAX, world), "allreduce");
-      reps = std::clamp(static_cast<int>(budget_s / std::max(slowest, 1e-9)), kMinRounds, reps);
+      reps = std::clamp(static_cast<int>(budget_s / std::max(slowest, 1e-9)), min_reps, reps);
       for (auto& t : ts) t.resize(static_cast<std::size_t>(reps));
       for (auto& t : per_call) t.resize(apart ? static_cast<std::size_t>(reps * batch) : 0);
     }
@@ -1759,17 +1770,29 @@ int main(int argc, char** argv) {
     // --quick shares what is left of kQuickValidationSeconds evenly over the sizes left
     // (time_candidates' budget): what a cheap size leaves goes to the sizes after it.
     const double validation_start = now();
-    std::size_t sizes_left = 0;
-    for (Collective c : colls) sizes_left += validation_sizes(tables[c], quick).size();
+    // Every validated size's candidates, their predictions and what is timed of them, planned
+    // before any is timed: the sizes are timed in kValidationPasses passes (see there).
+    struct SizePlan {
+      Collective c = Collective::bcast;
+      double n = 0;
+      std::vector<const Algorithm*> cands;
+      std::vector<double> packets, predicted;
+      std::vector<std::size_t> twin, timed_index;
+      std::vector<const Algorithm*> timed_cands;
+      std::vector<double> timed_packets;
+      std::vector<fabcoll::CostModel> timed_models;
+      std::vector<std::vector<double>> rounds;  // per timed candidate, over all passes
+      std::vector<std::size_t> pass_rounds;     // how many rounds each pass timed
+      double probe = 1;
+    };
+    std::vector<SizePlan> plans;
     for (Collective c : colls) {
       if (no_validate) break;
       for (double n : validation_sizes(tables[c], quick)) {
+        SizePlan plan;
+        plan.c = c;
+        plan.n = n;
         const auto bytes = static_cast<std::size_t>(n);
-        const std::size_t total = bytes * static_cast<std::size_t>(p);
-        PageVector<double> a(total / sizeof(double) + 1, 1.0), b(total / sizeof(double) + 1, 0.0);
-        std::vector<const Algorithm*> cands;
-        std::vector<double> packets;
-        std::vector<double> predicted;
         std::vector<fabcoll::CostModel> models;  // the model each prediction used
         std::vector<fabcoll::sim::Stats> logs;   // each one's messages on the sim (message_log)
         for (const Algorithm* alg : fabcoll::all_algorithms()) {
@@ -1786,9 +1809,9 @@ int main(int argc, char** argv) {
             q.k = std::clamp(pc.k, 1.0, std::max(1.0, n / 8));
             packet = std::ceil(n / q.k);
           }
-          cands.push_back(alg);
-          packets.push_back(packet);
-          predicted.push_back(alg->predict(q));
+          plan.cands.push_back(alg);
+          plan.packets.push_back(packet);
+          plan.predicted.push_back(alg->predict(q));
           models.push_back(pc.m);
           logs.push_back(fabcoll::message_log(
               *alg, p, bytes, pc.m,
@@ -1803,20 +1826,33 @@ int main(int argc, char** argv) {
         // 0.97-1.13 times the hybrid in 14 launches, four turns of recursive doubling alone in
         // one validation-like loop (2026-11-26) had medians of 498-536 µs, and the naive
         // broadcast's one message 272 µs against 245 for the two-tree broadcast's.
-        std::vector<std::size_t> twin(cands.size(), SIZE_MAX);
-        std::vector<const Algorithm*> timed_cands;
-        std::vector<double> timed_packets;
-        std::vector<fabcoll::CostModel> timed_models;
-        std::vector<std::size_t> timed_index(cands.size(), SIZE_MAX);
-        for (std::size_t j = 0; j < cands.size(); ++j) {
-          for (std::size_t i = 0; i < j && twin[j] == SIZE_MAX; ++i)
-            if (twin[i] == SIZE_MAX && fabcoll::same_messages(logs[i], logs[j])) twin[j] = i;
-          if (twin[j] != SIZE_MAX) continue;
-          timed_index[j] = timed_cands.size();
-          timed_cands.push_back(cands[j]);
-          timed_packets.push_back(packets[j]);
-          timed_models.push_back(models[j]);
+        const std::size_t nc = plan.cands.size();
+        plan.twin.assign(nc, SIZE_MAX);
+        plan.timed_index.assign(nc, SIZE_MAX);
+        for (std::size_t j = 0; j < nc; ++j) {
+          for (std::size_t i = 0; i < j && plan.twin[j] == SIZE_MAX; ++i)
+            if (plan.twin[i] == SIZE_MAX && fabcoll::same_messages(logs[i], logs[j]))
+              plan.twin[j] = i;
+          if (plan.twin[j] != SIZE_MAX) continue;
+          plan.timed_index[j] = plan.timed_cands.size();
+          plan.timed_cands.push_back(plan.cands[j]);
+          plan.timed_packets.push_back(plan.packets[j]);
+          plan.timed_models.push_back(models[j]);
         }
+        plan.rounds.resize(plan.timed_cands.size());
+        if (nc > 0) plans.push_back(std::move(plan));
+      }
+    }
+    // --quick shares what is left of kQuickValidationSeconds evenly over the turns left (one
+    // per size and pass: time_candidates' budget), so what a cheap one leaves goes to the rest.
+    std::size_t turns_left = plans.size() * kValidationPasses;
+    const int pass_rounds = (101 + kValidationPasses - 1) / kValidationPasses;
+    const int pass_min = (kMinRounds + kValidationPasses - 1) / kValidationPasses;
+    for (int pass = 0; pass < kValidationPasses; ++pass) {
+      for (SizePlan& plan : plans) {
+        const auto bytes = static_cast<std::size_t>(plan.n);
+        const std::size_t total = bytes * static_cast<std::size_t>(p);
+        PageVector<double> a(total / sizeof(double) + 1, 1.0), b(total / sizeof(double) + 1, 0.0);
         // Timed as time_candidates says; each candidate under the model its prediction used
         // (the run chooses what its formula chooses by the model, e.g. hybrid's strategy, not
         // by the context's built-in one).
@@ -1827,43 +1863,53 @@ int main(int argc, char** argv) {
           double used_max = 0;
           check(fc_allreduce(&used, &used_max, 1, FC_DOUBLE, FC_MAX, world), "allreduce");
           size_budget = std::max(1e-3, kQuickValidationSeconds - used_max) /
-                        static_cast<double>(std::max<std::size_t>(sizes_left, 1));
+                        static_cast<double>(std::max<std::size_t>(turns_left, 1));
         }
-        if (sizes_left > 0) --sizes_left;
+        if (turns_left > 0) --turns_left;
         std::vector<std::vector<double>> rounds;
-        const std::vector<double> measured = time_candidates(
-            c, world, fabcoll::world_comm(ctx), p, timed_cands, timed_packets, &timed_models, bytes,
-            101, barrier_time, a, b, &prog, nullptr, &rounds, size_budget);
-        std::vector<Measured> here;
-        for (std::size_t j = 0; j < cands.size(); ++j) {
-          const std::size_t t = timed_index[twin[j] != SIZE_MAX ? twin[j] : j];
-          Measured me;
-          me.coll = fabcoll::collective_name(c);
-          me.alg = std::string(cands[j]->name);
-          me.n = n;
-          me.predicted = predicted[j];
-          me.measured = measured[t];
-          me.samples = rounds[t];
-          if (twin[j] != SIZE_MAX) me.same_messages_as = std::string(cands[twin[j]]->name);
-          here.push_back(me);
+        (void)time_candidates(plan.c, world, fabcoll::world_comm(ctx), p, plan.timed_cands,
+                              plan.timed_packets, &plan.timed_models, bytes, pass_rounds,
+                              barrier_time, a, b, nullptr, nullptr, &rounds, size_budget, pass_min);
+        for (std::size_t t = 0; t < rounds.size(); ++t)
+          plan.rounds[t].insert(plan.rounds[t].end(), rounds[t].begin(), rounds[t].end());
+        plan.pass_rounds.push_back(rounds.empty() ? 0 : rounds.front().size());
+        prog.advance(static_cast<double>(plan.timed_cands.size()) / kValidationPasses);
+        // The written-data probe after each size as well (in the last pass): the VM's slow mode
+        // can come and go within the validation, unseen by the probes before the fit and after
+        // the validation. A p = 4 launch whose probes read x2.23 and x2.19 (the fast mode)
+        // validated the all-reduce at 194 KiB with every algorithm but recursive doubling at
+        // 2.3-4 times its prediction, as the slow mode has it, and the hybrid's regret was 78%.
+        if (pass + 1 == kValidationPasses) {
+          probes_during.push_back(written_probe(world, rank, p, placed, quick));
+          plan.probe = probes_during.back();
         }
-        if (here.empty()) continue;
-        auto best_m = std::min_element(here.begin(), here.end(), [](const auto& x, const auto& y) {
-          return x.measured < y.measured;
-        });
-        best_m->fastest = true;
-        const Algorithm* pick = tuning::table_lookup(tables[c], n);
-        for (auto& me : here) me.chosen = pick != nullptr && me.alg == pick->name;
-        results.insert(results.end(), here.begin(), here.end());
-        // The written-data probe after each size as well: the VM's slow mode can come and go
-        // within the validation, unseen by the probes before the fit and after the validation.
-        // A p = 4 launch whose probes read x2.23 and x2.19 (the fast mode) validated the
-        // all-reduce at 194 KiB with every algorithm but recursive doubling at 2.3-4 times its
-        // prediction, as the slow mode has it, and the hybrid's regret was 78%.
-        probes_during.push_back(written_probe(world, rank, p, placed, quick));
-        for (std::size_t i = results.size() - here.size(); i < results.size(); ++i)
-          results[i].probe = probes_during.back();
       }
+    }
+    for (const SizePlan& plan : plans) {
+      std::vector<Measured> here;
+      for (std::size_t j = 0; j < plan.cands.size(); ++j) {
+        const std::size_t t = plan.timed_index[plan.twin[j] != SIZE_MAX ? plan.twin[j] : j];
+        Measured me;
+        me.coll = fabcoll::collective_name(plan.c);
+        me.alg = std::string(plan.cands[j]->name);
+        me.n = plan.n;
+        me.predicted = plan.predicted[j];
+        // The median of its rounds over all passes.
+        me.measured = std::max(1e-9, median(plan.rounds[t]));
+        me.samples = plan.rounds[t];
+        me.pass_rounds = plan.pass_rounds;
+        me.probe = plan.probe;
+        if (plan.twin[j] != SIZE_MAX)
+          me.same_messages_as = std::string(plan.cands[plan.twin[j]]->name);
+        here.push_back(me);
+      }
+      auto best_m = std::min_element(here.begin(), here.end(), [](const auto& x, const auto& y) {
+        return x.measured < y.measured;
+      });
+      best_m->fastest = true;
+      const Algorithm* pick = tuning::table_lookup(tables[plan.c], plan.n);
+      for (auto& me : here) me.chosen = pick != nullptr && me.alg == pick->name;
+      results.insert(results.end(), here.begin(), here.end());
     }
 
     validation_seconds = now() - validation_start;
@@ -1992,6 +2038,7 @@ int main(int argc, char** argv) {
     v["pingpong_drift_below_64k"] = drift_small;
     v["pingpong_drift_from_64k"] = drift_large;
     v["attempts"] = attempt;
+    v["passes"] = kValidationPasses;
     v["kept_attempt"] = kept;
     v["written_probe"] = {
         {"before", probe_before}, {"after", probe_after}, {"during", probes_during}};
@@ -2021,6 +2068,7 @@ int main(int argc, char** argv) {
                       {"algorithm", me.alg},
                       {"n", me.n},
                       {"rounds", me.samples.size()},
+                      {"rounds_per_pass", me.pass_rounds},
                       {"predicted", me.predicted},
                       {"measured", me.measured},
                       {"chosen", me.chosen},

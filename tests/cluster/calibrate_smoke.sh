@@ -67,6 +67,17 @@ want = lambda r: "apart" if fabric and r["n"] >= 65536 else "batch"
 bad = [r for r in runs if r["timed"] != want(r)]
 assert runs and not bad, bad
 sys.exit(0)' "$work/tuning.json" || { echo "a run not timed as its link and size say"; exit 1; }
+# Each size is timed in the validation's passes (kValidationPasses): every run has the rounds of
+# each pass, at least 11 in each (31 over 3, the budget's floor), and its median is over all.
+python3 -c '
+import json, statistics, sys
+v = json.load(open(sys.argv[1]))["validation"]
+k = v["passes"]
+runs = v["runs"]
+bad = [r for r in runs if len(r["rounds_per_pass"]) != k or sum(r["rounds_per_pass"]) != r["rounds"]
+       or min(r["rounds_per_pass"]) < 11]
+assert k == 3 and runs and not bad, bad
+sys.exit(0)' "$work/tuning.json" || { echo "a validated run not timed in the passes"; exit 1; }
 # The retry: announced, counted in the output, the summary and the report.
 grep -q "attempt 1: the machine changed speed during the run" "$work/err" ||
   { echo "no retry announced"; cat "$work/err"; exit 1; }

@@ -173,9 +173,8 @@ class World final : public Executor {
   std::vector<std::map<std::uintptr_t, std::uintptr_t>> written_;  // per rank: [begin, end)
   std::vector<int> cpus_;                                          // per rank (set_cpus)
   double break_bytes_ = 0, alpha_above_ = 0, beta_above_ = 0;      // set_break
-  bool core_mate_relays_ = false;
-  bool receiver_mates_ =
-      false;  // set_receiver_mates                                  // set_core_mate_relays
+  bool core_mate_relays_ = false;                                  // set_core_mate_relays
+  bool receiver_mates_ = false;                                    // set_receiver_mates
   bool record_sizes_ = false;
   bool record_messages_ = false;
   std::size_t clear_fan_in_ = 0;  // set_clear_fan_in

@@ -1767,8 +1767,6 @@ int main(int argc, char** argv) {
     prog.phase("5/5 validate");
     const fabcoll::LinkModel context_link = fabcoll::world_comm(ctx).link();
     probes_during.clear();
-    // --quick shares what is left of kQuickValidationSeconds evenly over the sizes left
-    // (time_candidates' budget): what a cheap size leaves goes to the sizes after it.
     const double validation_start = now();
     // Every validated size's candidates, their predictions and what is timed of them, planned
     // before any is timed: the sizes are timed in kValidationPasses passes (see there).
@@ -1846,7 +1844,7 @@ int main(int argc, char** argv) {
     // --quick shares what is left of kQuickValidationSeconds evenly over the turns left (one
     // per size and pass: time_candidates' budget), so what a cheap one leaves goes to the rest.
     std::size_t turns_left = plans.size() * kValidationPasses;
-    const int pass_rounds = (101 + kValidationPasses - 1) / kValidationPasses;
+    const int rounds_per_pass = (101 + kValidationPasses - 1) / kValidationPasses;
     const int pass_min = (kMinRounds + kValidationPasses - 1) / kValidationPasses;
     for (int pass = 0; pass < kValidationPasses; ++pass) {
       for (SizePlan& plan : plans) {
@@ -1868,7 +1866,7 @@ int main(int argc, char** argv) {
         if (turns_left > 0) --turns_left;
         std::vector<std::vector<double>> rounds;
         (void)time_candidates(plan.c, world, fabcoll::world_comm(ctx), p, plan.timed_cands,
-                              plan.timed_packets, &plan.timed_models, bytes, pass_rounds,
+                              plan.timed_packets, &plan.timed_models, bytes, rounds_per_pass,
                               barrier_time, a, b, nullptr, nullptr, &rounds, size_budget, pass_min);
         for (std::size_t t = 0; t < rounds.size(); ++t)
           plan.rounds[t].insert(plan.rounds[t].end(), rounds[t].begin(), rounds[t].end());

@@ -68,9 +68,9 @@ bad = [r for r in runs if r["timed"] != want(r)]
 assert runs and not bad, bad
 sys.exit(0)' "$work/tuning.json" || { echo "a run not timed as its link and size say"; exit 1; }
 # Each size is timed in the validation's passes (kValidationPasses): every run has the rounds of
-# each pass, at least 11 in each (31 over 3, the budget's floor), and its median is over all.
+# each pass, at least 11 in each (31 over 3, the budget's floor), summing to its rounds.
 python3 -c '
-import json, statistics, sys
+import json, sys
 v = json.load(open(sys.argv[1]))["validation"]
 k = v["passes"]
 runs = v["runs"]

@@ -188,6 +188,7 @@ const Algorithm kBcastTwoTree{
     .test = "bcast_reduce_test.BcastTwoTreeWithinBound",
     .written_share = written_share,
     .exchange_share = exchange_share,
+    .paced = true,
 };
 
 }  // namespace fabcoll::algorithms

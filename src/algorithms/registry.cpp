@@ -117,13 +117,29 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   // (The twenty-first session had found it 28-44% over with W, under a model that has since
   // gained K and β below the break.)
   const bool wakes = m.wake > 0 && fans_in(coll);
-  const double e =
-      m.exchange_alpha != 1 || m.exchange_beta != 1 || wakes ? clamped_exchange_share(q) : 0.0;
-  m.alpha = m.round_alpha(e, wakes);
-  m.beta *= 1 + e * (m.exchange_beta - 1);
+  // χ and W at an exchange share e: the one at q (and, for κ's fill below, a lone packet's).
+  const auto exchanged = [wakes](CostModel x, double e) {
+    x.alpha = x.round_alpha(e, wakes);
+    x.beta *= 1 + e * (x.exchange_beta - 1);
+    return x;
+  };
+  const bool charges_exchange = m.exchange_alpha != 1 || m.exchange_beta != 1 || wakes;
+  const CostModel unexchanged = m;
+  m = exchanged(m, charges_exchange ? clamped_exchange_share(q) : 0.0);
   // κ: a broadcast's packets streamed through rings (CostModel::streamed). The first packet
-  // goes through as a message of its size alone would (the formula at k = 1: the fill); the
-  // rounds the further packets add cost κ times as much. Both α and β scaled by one factor.
+  // goes through as a message of its size alone would (the fill: the formula at k = 1 and a
+  // packet's size); the rounds the further packets add (the formula at k less those of the
+  // first packet, both at the stream's exchange share) cost κ times as much. Both α and β
+  // scaled by one factor. The fill is charged at a lone packet's exchange share (none for the
+  // broadcast's pipelines) where relays forward each packet as soon as it arrives, so that the
+  // first runs ahead of the stream; a paced pipeline's (Algorithm::paced) at the stream's.
+  // Until the thirty-second session every fill was charged at the stream's share: the linear
+  // pipeline's first packet then paid χ on each of its p − 1 hops. p = 4 on 2 cores, seven shm
+  // launches whose written-data probe was near 1: their validations had it 1.7–2.2 times its
+  // time at 64 KiB and chose the pipelined binary tree over it at 147 KiB – 1 MiB in five, 9–18%
+  // slower (none, refitted offline with the fill here; docs/calibration.md, "Thirty-second
+  // session"). With the two-tree's fill at a lone packet's share too it was chosen at 64 KiB in
+  // two, 28–36% slower: it was never the fastest in 584 validated sizes.
   if (m.streamed != 1 && coll == Collective::bcast && optimal_k != nullptr && q.k >= 2 &&
       !(m.pull_bytes > 0 && std::ceil(q.n / q.k) >= m.pull_bytes)) {
     CostQuery all = q, first = q;
@@ -131,9 +147,16 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
     all.m.streamed = first.m.streamed = 1;
     first.n = std::ceil(q.n / q.k);
     first.k = 1;
-    const double whole = cost(all), fill = std::min(cost(first), whole);
+    const double whole = cost(all), in_stream = std::min(cost(first), whole);
+    double fill = in_stream;
+    if (!paced) {
+      CostQuery lone = first;
+      lone.m = exchanged(unexchanged, charges_exchange ? clamped_exchange_share(lone) : 0.0);
+      lone.m.streamed = 1;
+      fill = std::min(cost(lone), whole);
+    }
     if (whole > 0) {
-      const double f = (fill + m.streamed * (whole - fill)) / whole;
+      const double f = (fill + m.streamed * (whole - in_stream)) / whole;
       m.alpha *= f;
       m.beta *= f;
     }

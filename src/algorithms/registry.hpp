@@ -138,6 +138,11 @@ struct Algorithm {
   /// Checked against the sim, which charges χ to a message whose sender or receiver has the
   /// other port busy (sim_cost_test.ExchangeShareMatchesTheSim).
   double (*exchange_share)(const CostQuery& q) = nullptr;
+  /// A pipeline whose ranks post each step's send on a schedule (the two-tree broadcast: a
+  /// send waits for the rank's step to begin) rather than as soon as a packet arrives. κ's fill
+  /// (CostModel::streamed) is then charged at the stream's exchange share: its first packet
+  /// moves in the schedule's steps, each a receive and a send at once, not ahead of the stream.
+  bool paced = false;
 
   /// q.m as this algorithm is costed: β raised to β(1 + f(ω − 1)) for the written share f of
   /// its bytes (CostModel::written = ω; placed_written_share), then α and β times

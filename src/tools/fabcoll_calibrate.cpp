@@ -1690,9 +1690,12 @@ int main(int argc, char** argv) {
           q.p = p;
           q.k = r.k;
           q.m = fitted_link.at(std::ceil(r.n / r.k));
-          r.predicted = alg->predict(q);
           q.m.streamed = 0;  // the fill alone
           r.fill = alg->predict(q);
+          // F + S from κ = 2 (linear in κ): at κ = 1 itself costed leaves the fill at the
+          // stream's exchange share, the texts' model, not the fill above.
+          q.m.streamed = 2;
+          r.predicted = r.fill + (alg->predict(q) - r.fill) / 2;
           streamed_runs.push_back(r);
         }
       }

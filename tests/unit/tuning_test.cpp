@@ -1270,6 +1270,41 @@ TEST(Crossover, StreamedPacketsOfTheBroadcastsPipelines) {
   }
 }
 
+// κ's fill is the first packet's trip as a lone message of its size (k = 1), whose exchange
+// share is none for the broadcast's pipelines: with χ the linear pipeline's p − 1 hops cost no
+// χ, while the further packets' rounds keep the exchange share of k packets (e > 0 at k = 16).
+// The two-tree is paced (Algorithm::paced): its fill keeps the stream's share, as before the
+// thirty-second session, when the linear pipeline's did too (the first assertion then fails).
+TEST(Crossover, StreamedFillIsALonePacketsTrip) {
+  CostModel m{3e-6, 1.2e-10, 2.5e-11, 2e-7};
+  m.pull_bytes = 32768;
+  m.exchange_alpha = m.exchange_beta = 1.8;
+  CostModel s = m;
+  s.streamed = 0.65;
+  const auto query = [](const CostModel& model, double n, double k) {
+    CostQuery q;
+    q.n = n;
+    q.p = 4;
+    q.k = k;
+    q.m = model;
+    return q;
+  };
+  for (const char* name : {"linear_pipeline", "two_tree"}) {
+    const Algorithm* a = find_algorithm(Collective::bcast, name);
+    ASSERT_NE(a, nullptr);
+    const double e = a->clamped_exchange_share(query(m, 262144, 16));
+    ASSERT_GT(e, 0) << name;
+    EXPECT_EQ(a->clamped_exchange_share(query(m, 16384, 1)), 0) << name;
+    const double lone = a->predict(query(m, 16384, 1));  // no χ: a lone packet
+    const double whole = a->predict(query(m, 262144, 16));
+    const double in_stream = lone * (1 + e * 0.8);  // the same rounds at the stream's share
+    const double fill = a->paced ? in_stream : lone;
+    EXPECT_EQ(a->paced, std::string(name) == "two_tree");
+    EXPECT_NEAR(a->predict(query(s, 262144, 16)), fill + 0.65 * (whole - in_stream), 1e-12 * whole)
+        << name;
+  }
+}
+
 TEST(Crossover, WholeMessagesOnBothSidesMixTheSegments) {
   const double brk = 32768;
   const Algorithm* rab = find_algorithm(Collective::allreduce, "rabenseifner");

@@ -136,7 +136,7 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   // Until the thirty-second session every fill was charged at the stream's share: the linear
   // pipeline's first packet then paid χ on each of its p − 1 hops. p = 4 on 2 cores, seven shm
   // launches whose written-data probe was near 1: their validations had it 1.7–2.2 times its
-  // time at 64 KiB and chose the pipelined binary tree over it at 147 KiB – 1 MiB in five, 9–18%
+  // time at 64 KiB and chose the pipelined binary tree over it at 144 KiB – 1 MiB in five, 9–18%
   // slower (none, refitted offline with the fill here; docs/calibration.md, "Thirty-second
   // session"). With the two-tree's fill at a lone packet's share too it was chosen at 64 KiB in
   // two, 28–36% slower: it was never the fastest in 584 validated sizes.

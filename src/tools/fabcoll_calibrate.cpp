@@ -1486,8 +1486,7 @@ int main(int argc, char** argv) {
             if (broken && tuning::mean_message_bytes(*alg, n, p, tm) >= pull) tm.gap = -1;
             // The share of its rounds above the break, as the selector mixes α
             // (tuning::mixed_segments): for each candidate break.
-            // (No break: every byte in the one segment, which χβ scales; fit_options.)
-            std::vector<double> above(breaks.size(), 0.0), above_bytes(breaks.size(), 1.0);
+            std::vector<double> above(breaks.size(), 0.0), above_bytes(breaks.size(), 0.0);
             for (std::size_t bi = 0; bi < breaks.size(); ++bi)
               if (breaks[bi] > 0) {
                 const fabcoll::BreakShares sh =
@@ -1593,14 +1592,6 @@ int main(int argc, char** argv) {
       // And β below the break apart from β above it (the sizes above say why).
       tuning::CostFitOptions fit_options;
       fit_options.split_above = fit_options.call = fit_options.beta_below = fabric;
-      // And χβ on the bytes above the break only: below it (messages of 256 B – 1 KiB over
-      // sockets) an exchange's bytes cost what a one-way message's do. p = 4 sockets on 2 cores,
-      // the timed collectives' medians over 32 --quick launches: from 256 to 512 B recursive
-      // doubling (two rounds of exchanges) grew by about 7 µs and reduce + bcast (four one-way
-      // rounds) by 13, where the fitted χβ of 1.8–4 on β below the break (1–3e-8 s/B) put
-      // recursive doubling's growth at about 25; the model put reduce + bcast at 0.80–1.00 of
-      // recursive doubling's time at 512 B (median 0.89), measured 0.92–1.10 (median 1.05).
-      fit_options.chi_beta_above = fabric;
       const auto fit_of = [&](const std::vector<tuning::CostPoint>& tr) {
         return fabric ? tuning::fit_cost_points_written(
                             tr, max_omega, tuning::kExchangeMin, tuning::kExchangeFileMax,
@@ -1637,11 +1628,6 @@ int main(int argc, char** argv) {
       lp.model.exchange_alpha = wf.chi;
       lp.model.exchange_beta = wf.chi_beta;
       lp.model.wake = cf.wake;
-      // χβ fitted to the bytes above the break only: the upper segment's, 1 below it.
-      if (fit_options.chi_beta_above && breaks[kept] > 0) {
-        lp.exchange_beta_above = wf.chi_beta;
-        lp.model.exchange_beta = 1;
-      }
       lp.model.call_wake = cf.call_wake;
       bool any_large = false;
       for (const auto& pt : train) any_large = any_large || pt.large > 0;
@@ -2116,8 +2102,6 @@ int main(int argc, char** argv) {
                   lp.alpha_above, lp.beta_above);
     if (lp.exchange_alpha_above > 0)
       std::printf(", exchanges x%.2f alpha there", lp.exchange_alpha_above);
-    if (lp.exchange_beta_above > 0)
-      std::printf(", exchanges x%.2f beta there", lp.exchange_beta_above);
     std::printf("; bandwidth %.3g GB/s\n", 1e-9 / bandwidth_beta);
     if (!streamed_runs.empty()) {
       std::printf("streamed packets: kappa = %.2f (pipelined broadcasts:", lp.model.streamed);
@@ -2348,11 +2332,7 @@ int main(int argc, char** argv) {
          << (lp.exchange_alpha_above > 0
                  ? " (" + fmt("%.2f", lp.exchange_alpha_above) + " above the break)"
                  : std::string())
-         << ", " << fmt("%.2f", lp.model.exchange_beta)
-         << (lp.exchange_beta_above > 0
-                 ? " (" + fmt("%.2f", lp.exchange_beta_above) + " above the break)"
-                 : std::string())
-         << " | " << fmt("%.3f", lp.model.wake * 1e6)
+         << ", " << fmt("%.2f", lp.model.exchange_beta) << " | " << fmt("%.3f", lp.model.wake * 1e6)
          << " | "
          << (lp.model.has_large() ? fmt("%.4f", lp.model.beta_large * 1e9) + ", " +
                                         fmt("%.0f", lp.model.large_from) + " B"

@@ -106,10 +106,8 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
   if (link.has_break())
     std::printf(
         "# protocol break at %.0f B: from there alpha = %.3g s, beta = %.3g s/B, an exchange "
-        "%.2f alpha + %.2f beta a byte (segment 'above': the algorithm's messages or packets "
-        "fall there)\n",
-        link.break_bytes, link.above.alpha, link.above.beta, link.above.exchange_alpha,
-        link.above.exchange_beta);
+        "%.2f alpha (segment 'above': the algorithm's messages or packets fall there)\n",
+        link.break_bytes, link.above.alpha, link.above.beta, link.above.exchange_alpha);
   std::printf(
       "# data its sender wrote within the collective (received, combined, copied) costs %.2f "
       "beta a byte%s; 'written' is the share f of each algorithm's bytes that carry it%s\n",

@@ -53,10 +53,6 @@ PacketChoice mixed_segments(const Algorithm& alg, double n, int p, const CostMod
     c.m.exchange_alpha = c.m.alpha > 0 ? ex / c.m.alpha : below.exchange_alpha;
     c.m.call_wake = at(s.alpha, below.call_wake, above.call_wake);
     c.m.beta = at(s.beta, below.beta, above.beta);
-    // An exchange's β by the bytes' shares (each segment's χβ β), as its α by the rounds'.
-    const double ex_beta =
-        at(s.beta, below.beta * below.exchange_beta, above.beta * above.exchange_beta);
-    c.m.exchange_beta = c.m.beta > 0 ? ex_beta / c.m.beta : below.exchange_beta;
     c.above = s.alpha >= 0.5;
     c.alpha_share = s.alpha;
     return c;
@@ -212,11 +208,7 @@ PacketChoice with_small(const Algorithm& alg, double n, int p, const CostModel& 
   }
   if (below.beta > above.beta) {
     const double bytes = 1 - share_from(alg, n, p, m, m.small_below, true);  // of the bytes
-    // In exchanges at the lower segment's χβ (they lie below the break).
-    const double ex = c.m.beta * c.m.exchange_beta -
-                      bytes * (below.beta - above.beta) * below.exchange_beta;
     c.m.beta = std::max(0.0, c.m.beta - bytes * (below.beta - above.beta));
-    if (c.m.beta > 0 && ex > 0) c.m.exchange_beta = ex / c.m.beta;
   }
   const double share = share_from(alg, n, p, m, m.small_below, false);  // of the rounds
   // Exchanges among them at the lower segment's χα: their α is mixed the same way.

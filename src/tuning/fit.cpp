@@ -169,13 +169,9 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
     const double raw = p.xa > 0 ? p.a / p.xa : p.a;
     if (j == 0) return p.a * std::max(0.0, 1 - p.above - p.small);
     if (j == 1) return opt.split_above ? raw * (1 - p.e) * p.above : p.a * p.above;
-    // (Bytes above the break at xb, CostPoint::xb: the small messages' of at_beta not.)
-    if (j == 2) {
-      const double up = std::min(p.above_bytes, at_beta(p));
-      return p.b * (1 - p.large) * (up * p.xb + (at_beta(p) - up));
-    }
+    if (j == 2) return p.b * (1 - p.large) * at_beta(p);
     if (j == 3) return p.w;
-    if (j == 4) return p.b * p.large * p.xb;
+    if (j == 4) return p.b * p.large;
     if (j == 5) return p.a * p.small;
     if (j == 6) return opt.split_above ? raw * p.e * p.above : 0.0;
     if (j == 7) return opt.call ? (1 - p.e) * (1 - p.above) : 0.0;
@@ -404,8 +400,7 @@ WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_om
           const double xa = 1 + pts[j].e * (chi - 1), xb = 1 + pts[j].e * (chi_beta - 1);
           scaled[j].a = pts[j].a * xa;
           scaled[j].xa = xa;
-          scaled[j].b = pts[j].b * (1 + pts[j].f * (omega - 1)) * (options.chi_beta_above ? 1 : xb);
-          scaled[j].xb = options.chi_beta_above ? xb : 1;
+          scaled[j].b = pts[j].b * (1 + pts[j].f * (omega - 1)) * xb;
         }
         CostFit f = fit_cost_points(scaled, options);
         if (!have || f.sse < best.fit.sse * (1 - 1e-12)) {

@@ -127,10 +127,6 @@ struct CostPoint {
   // The share of its b bytes in messages below CostModel::small_below (injected; as
   // tuning::segment_k mixes β); 0 where small is 0.
   double small_bytes = 0;
-  // With CostFitOptions::chi_beta_above: the factor its bytes above the break (above_bytes, and
-  // those beyond the cache) are scaled by for its exchanges (1 + e(χβ − 1);
-  // fit_cost_points_written); b itself is not. 1 otherwise.
-  double xb = 1;
 };
 
 /// Which further columns fit_cost_points fits (fabcoll-calibrate: over the fabric where ranks
@@ -140,14 +136,10 @@ struct CostPoint {
 /// lower segment's).
 /// beta_below: the bytes below the break at a β of their own (CostFit::beta_below; the lower
 /// segment's), those above it at β.
-/// chi_beta_above (fit_cost_points_written): χβ scales only the bytes above the break (a
-/// point's above_bytes; with no break every point's above_bytes is 1), those below it cost
-/// their β in an exchange as one way (the lower segment's χβ is 1).
 struct CostFitOptions {
   bool split_above = false;
   bool call = false;
   bool beta_below = false;
-  bool chi_beta_above = false;
 };
 
 /// α, β of the collectives themselves: weighted (relative) least squares of t − c ≈ a α + b β
@@ -194,8 +186,7 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
 ///
 /// With chi_beta_lo < chi_beta_hi, χβ is profiled apart from χα (chi, then for χα) over
 /// [chi_beta_lo, chi_beta_hi] in steps of 0.1, and χα in steps of 0.1 too (a grid of two
-/// dimensions; used where ω is held at 1). options go to fit_cost_points; with
-/// options.chi_beta_above χβ scales a point's bytes above the break only (CostPoint::xb).
+/// dimensions; used where ω is held at 1). options go to fit_cost_points.
 struct WrittenFit {
   CostFit fit;
   double omega = 1;

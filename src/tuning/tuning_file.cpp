@@ -75,7 +75,6 @@ std::string to_json_text(const TuningFile& f) {
       link["alpha_small"] = l.model.alpha_small;
     }
     if (l.exchange_alpha_above > 0) link["exchange_alpha_above"] = l.exchange_alpha_above;
-    if (l.exchange_beta_above > 0) link["exchange_beta_above"] = l.exchange_beta_above;
     if (l.model.call_wake > 0) link["call_wake"] = l.model.call_wake;
     j["links"].push_back(std::move(link));
   }
@@ -186,16 +185,12 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
           return std::nullopt;
         }
       }
-      // χα and χβ above the break (optional, absent where not fitted apart): exchange_alpha,
-      // exchange_beta.
-      for (const auto& [key, field] :
-           {std::pair{"exchange_alpha_above", &p.exchange_alpha_above},
-            std::pair{"exchange_beta_above", &p.exchange_beta_above}}) {
-        const auto it = l.find(key);
-        if (it == l.end()) continue;
-        *field = it->is_number() ? it->get<double>() : -1.0;
-        if (!(*field >= kExchangeMin && *field <= kExchangeFileMax)) {
-          error = "link " + p.link_class + ": " + key + " must be a number in [" +
+      // χα above the break (optional, absent where not fitted apart): exchange_alpha.
+      if (const auto it = l.find("exchange_alpha_above"); it != l.end()) {
+        p.exchange_alpha_above = it->is_number() ? it->get<double>() : -1.0;
+        if (!(p.exchange_alpha_above >= kExchangeMin &&
+              p.exchange_alpha_above <= kExchangeFileMax)) {
+          error = "link " + p.link_class + ": exchange_alpha_above must be a number in [" +
                   std::to_string(kExchangeMin) + ", " + std::to_string(kExchangeFileMax) + "]";
           return std::nullopt;
         }
@@ -465,7 +460,6 @@ CostModel model_for(const TuningFile& f, std::string_view link_class, double typ
     m.alpha = hit->alpha_above;
     m.beta = hit->beta_above;
     if (hit->exchange_alpha_above > 0) m.exchange_alpha = hit->exchange_alpha_above;
-    if (hit->exchange_beta_above > 0) m.exchange_beta = hit->exchange_beta_above;
     m.call_wake = 0;  // K is the lower segment's (CostModel::call_wake)
     m.gap = -1;       // G was measured below the break; above it the sender moves every byte
   }
@@ -492,12 +486,11 @@ std::string format_link_model(const LinkModel& l) {
   char text[1024];
   std::snprintf(text, sizeof text,
                 "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
+                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
                 m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
                 m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
                 l.above.beta, m.gap, l.above.gap, m.wake, m.large_from, m.beta_large, m.streamed,
-                m.small_below, m.alpha_small, l.above.exchange_alpha, m.call_wake,
-                l.above.exchange_beta);
+                m.small_below, m.alpha_small, l.above.exchange_alpha, m.call_wake);
   return text;
 }
 
@@ -507,12 +500,12 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   int used = 0;
   if (std::sscanf(text.c_str(),
                   "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg "
-                  "%lg %lg %lg %lg %lg%n",
+                  "%lg %lg %lg %lg%n",
                   &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
                   &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
                   &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &m.wake, &m.large_from,
                   &m.beta_large, &m.streamed, &m.small_below, &m.alpha_small,
-                  &l.above.exchange_alpha, &m.call_wake, &l.above.exchange_beta, &used) != 24 ||
+                  &l.above.exchange_alpha, &m.call_wake, &used) != 23 ||
       used <= 0)
     return 0;
   // The numbers end at the end of the line or at a space: "… 1.1x" is garbled, not 1.1.
@@ -520,15 +513,13 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   if (end < text.size() && text[end] != ' ') return 0;
   while (end < text.size() && text[end] == ' ') ++end;
   const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap,
-               above_exchange = l.above.exchange_alpha,
-               above_exchange_beta = l.above.exchange_beta;
+               above_exchange = l.above.exchange_alpha;
   l.above = m;  // γ, o, δ, ω, χ, W, κ, β beyond the cache, α of small messages, the pull
                 // threshold: the link's
   l.above.alpha = above_alpha;
   l.above.beta = above_beta;
   l.above.gap = above_gap;
   l.above.exchange_alpha = above_exchange;
-  l.above.exchange_beta = above_exchange_beta;
   l.above.call_wake = 0;  // K is the lower segment's (CostModel::call_wake)
   out = l;
   return end;

@@ -36,8 +36,6 @@
 //                  alpha, both > 0, small_below below break_bytes; absent: none),
 //                  "exchange_alpha_above" (optional: χα above the break, in
 //                  [kExchangeMin, kExchangeFileMax]; absent: exchange_alpha),
-//                  "exchange_beta_above" (optional: χβ above the break, in
-//                  [kExchangeMin, kExchangeFileMax]; absent: exchange_beta),
 //                  "call_wake" (optional: K, what a call adds once for the share of its path
 //                  not in exchanges, seconds, >= 0; absent: 0) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",
@@ -101,10 +99,6 @@ struct LinkParams {
   /// χα above the break (JSON "exchange_alpha_above"), where it was fitted apart from the one
   /// below (model.exchange_alpha); 0: the same.
   double exchange_alpha_above = 0;
-  /// χβ above the break (JSON "exchange_beta_above"), where the one below (model.exchange_beta)
-  /// was not fitted with it; 0: the same. fabcoll-calibrate over the fabric fits χβ to the
-  /// bytes above the break only and leaves the lower segment's at 1.
-  double exchange_beta_above = 0;
   /// The layout the parameters were measured in: 0 when every rank had a core of its own (the
   /// quiet ping-pong), else the number of ranks on the node when it has fewer cores than that
   /// (all ranks ping-ponging at once, see fabcoll-calibrate). Same class, other layout: another

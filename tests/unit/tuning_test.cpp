@@ -557,53 +557,6 @@ TEST(Fit, CostPointsRecoverBetaBelowTheBreak) {
   EXPECT_GT(f.beta, 0);
 }
 
-// χβ on the bytes above the break only (CostFitOptions::chi_beta_above; over the fabric the
-// bytes below it, 256 B – 1 KiB over sockets, cost an exchange what they cost one way): points
-// made so come back exactly, χβ with β and β below the break; χβ on every byte (without the
-// option) misses them. With no break (every point's bytes above, as fabcoll-calibrate gives its
-// fit without one) χβ scales every byte, as before.
-TEST(Fit, CostPointsRecoverExchangeBetaAboveTheBreakOnly) {
-  const double brk = 1024;
-  CostModel truth{2e-5, 4e-10, 2.5e-11};
-  const double alpha_above = 6e-5, chi_a = 2.0, chi_b = 1.5, beta_below = 2e-8;
-  std::vector<CostPoint> pts, none;
-  for_each_training_run(
-      truth, {256.0, 512.0, 2048.0, 32768.0, 393216.0},
-      [&](const Algorithm& alg, double n, double a, double b, double c) {
-        const double e = exchange_share_at(alg, n, truth);
-        const BreakShares sh = sim_break_shares(alg, 4, n, brk, -1);
-        const double xa = 1 + e * (chi_a - 1), xb = 1 + e * (chi_b - 1);
-        const double t = c + a * (1 - sh.alpha) * truth.alpha * xa +
-                         a * sh.alpha * alpha_above * xa +
-                         b * (sh.beta * truth.beta * xb + (1 - sh.beta) * beta_below);
-        CostPoint pt{a, b, c, t, 0, e, sh.alpha};
-        pt.above_bytes = sh.beta;
-        pts.push_back(pt);
-        // One segment: every byte at β, χβ on all of them.
-        CostPoint one{a, b, c, c + a * truth.alpha * xa + b * truth.beta * xb, 0, e};
-        one.above_bytes = 1;
-        none.push_back(one);
-      });
-  ASSERT_GE(pts.size(), 40u);
-  CostFitOptions opt;
-  opt.beta_below = opt.chi_beta_above = true;
-  const WrittenFit w = fit_cost_points_written(pts, 1.0, 0.25, 8, 0.25, 4, opt);
-  EXPECT_NEAR(w.chi, chi_a, 1e-9);
-  EXPECT_NEAR(w.chi_beta, chi_b, 1e-9);
-  EXPECT_NEAR(w.fit.alpha / truth.alpha, 1.0, 1e-6);
-  EXPECT_NEAR(w.fit.alpha_above / alpha_above, 1.0, 1e-6);
-  EXPECT_NEAR(w.fit.beta / truth.beta, 1.0, 1e-6);
-  EXPECT_NEAR(w.fit.beta_below / beta_below, 1.0, 1e-6);
-  opt.chi_beta_above = false;
-  const WrittenFit every = fit_cost_points_written(pts, 1.0, 0.25, 8, 0.25, 4, opt);
-  EXPECT_GT(every.fit.sse, 100 * (w.fit.sse + 1e-12));
-  opt.chi_beta_above = true;
-  const WrittenFit one = fit_cost_points_written(none, 1.0, 0.25, 8, 0.25, 4, opt);
-  EXPECT_NEAR(one.chi_beta, chi_b, 1e-9);
-  EXPECT_NEAR(one.fit.beta / truth.beta, 1.0, 1e-6);
-  EXPECT_EQ(one.fit.beta_below, -1);
-}
-
 // The selector mixes α of small messages by the share of an algorithm's rounds in them:
 // recursive doubling's all-reduce at 256 B, p = 4 (256 B messages) keeps α, the ring's (64 B)
 // takes alpha_small, Rabenseifner's and the pipelines' packets by theirs; at 2 KiB none do.
@@ -1268,20 +1221,6 @@ TEST(Crossover, ACallsFirstWakeUpAndEachSegmentsExchanges) {
   CostModel same = up;
   same.exchange_alpha = 3;
   EXPECT_NEAR(segment_k(*rab, 2048, 4, m, same, 1024).m.exchange_alpha, 3, 1e-12);
-  // χβ likewise, each segment's by the share of the bytes (fabcoll-calibrate over the fabric:
-  // 1 below the break, fitted above it), with β below steeper than above.
-  CostModel lo = m, hi = up;
-  lo.beta = 2e-8;
-  lo.exchange_beta = 1;
-  hi.exchange_beta = 2;
-  const double bytes = sim_break_shares(*rab, 4, 2048, 1024, -1).beta;
-  ASSERT_GT(bytes, 0.2);
-  ASSERT_LT(bytes, 0.8);
-  const PacketChoice cb = segment_k(*rab, 2048, 4, lo, hi, 1024);
-  EXPECT_NEAR(cb.m.beta, 2e-8 + bytes * (2.5e-10 - 2e-8), 1e-22);
-  EXPECT_NEAR(cb.m.beta * cb.m.exchange_beta, 2e-8 + bytes * (2 * 2.5e-10 - 2e-8), 1e-22);
-  // Recursive doubling's 512 B messages lie below: the upper segment's χβ does not reach them.
-  EXPECT_EQ(segment_k(*rd, 512, 4, lo, hi, 1024).m.exchange_beta, 1);
 }
 
 // κ (CostModel::streamed) scales the rounds a broadcast's further packets add (k >= 2) when
@@ -1686,7 +1625,6 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   l.above.beta = 7.5e-11;
   l.above.gap = -1;
   l.above.exchange_alpha = 2.25;
-  l.above.exchange_beta = 2.75;
   m.call_wake = 3.5e-5;
   l.above.call_wake = 0;  // the lower segment's
   const std::string line = format_link_model(l) + " tuning text, with spaces";
@@ -1965,13 +1903,11 @@ TEST(TuningFile, StreamedRoundTripsAndIsChecked) {
   }
 }
 
-// χα and χβ above the break and K travel in the link entry: χα and χβ above into the upper
-// segment's model only, K into both; absent means χα, χβ and 0; out of range or not a number is
-// rejected.
+// χα above the break and K travel in the link entry: χα above into the upper segment's model
+// only, K into both; absent means χα and 0; out of range or not a number is rejected.
 TEST(TuningFile, ExchangesAboveTheBreakAndACallsFirstWakeUpRoundTrip) {
   TuningFile f = sample();
   f.links[1].exchange_alpha_above = 2.5;
-  f.links[1].exchange_beta_above = 1.75;
   f.links[1].model.call_wake = 4e-5;
   f.links[1].model.exchange_alpha = 5.5;  // above kExchangeMax, within what a file may hold
   const std::string text = to_json_text(f);
@@ -1987,12 +1923,8 @@ TEST(TuningFile, ExchangesAboveTheBreakAndACallsFirstWakeUpRoundTrip) {
   ASSERT_TRUE(link);
   EXPECT_EQ(link->above.exchange_alpha, 2.5);
   EXPECT_EQ(link->below.exchange_alpha, 5.5);
-  EXPECT_EQ(link->above.exchange_beta, 1.75);
-  EXPECT_EQ(link->below.exchange_beta, 1);
   EXPECT_EQ(model_for(*g, "shm").call_wake, 0);
-  const std::string above = "\"exchange_alpha_above\": 2.5", call = "\"call_wake\": 4e-05",
-                    above_beta = "\"exchange_beta_above\": 1.75";
-  ASSERT_NE(text.find(above_beta), std::string::npos) << text;
+  const std::string above = "\"exchange_alpha_above\": 2.5", call = "\"call_wake\": 4e-05";
   ASSERT_NE(text.find(above), std::string::npos) << text;
   ASSERT_NE(text.find(call), std::string::npos) << text;
   const auto h = parse_tuning(
@@ -2000,16 +1932,11 @@ TEST(TuningFile, ExchangesAboveTheBreakAndACallsFirstWakeUpRoundTrip) {
   ASSERT_TRUE(h) << err;
   EXPECT_EQ(model_for(*h, "ofi/sockets", 1 << 20).exchange_alpha, 5.5);
   EXPECT_EQ(model_for(*h, "ofi/sockets").call_wake, 0);
-  const auto nb = parse_tuning(replaced(text, above_beta, "\"r2_other\": 1.0"), err);
-  ASSERT_TRUE(nb) << err;
-  EXPECT_EQ(model_for(*nb, "ofi/sockets", 1 << 20).exchange_beta, 1);  // exchange_beta's
   for (const auto& [what, with, message] :
        {std::tuple{above, std::string("\"exchange_alpha_above\": 9"),
                    "exchange_alpha_above must be a number in"},
         std::tuple{above, std::string("\"exchange_alpha_above\": \"x\""),
                    "exchange_alpha_above must be a number in"},
-        std::tuple{above_beta, std::string("\"exchange_beta_above\": 0.1"),
-                   "exchange_beta_above must be a number in"},
         std::tuple{call, std::string("\"call_wake\": -1e-6"), "call_wake must be a number >= 0"},
         std::tuple{call, std::string("\"call_wake\": \"x\""), "call_wake must be a number"}}) {
     err.clear();

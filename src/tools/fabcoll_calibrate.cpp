@@ -1397,16 +1397,12 @@ int main(int argc, char** argv) {
       // 9 of the 10: from 256 to 512 B reduce + bcast took 12-32 µs longer and recursive
       // doubling 2-8, where β (4e-10 s/B) charged under 1 µs. β below the break came out
       // 1.2-2.1e-8 s/B in six launches.
-      if (fabric) sizes.insert(sizes.begin() + 1, 2 * smallest);
-      // And 384 and 768 B, about them: four sizes below the break (1 KiB over sockets) where
-      // the near-ties of reduce + bcast against recursive doubling lie. p = 4 sockets on 2
-      // cores, --quick, taking turns with the binary before (ten launches): both targets met in
-      // 5 of 5 launches against 1 of 5, the fit's R² 0.92-0.97 against 0.84-0.94
-      // (docs/calibration.md, "Thirty-third session"). About 9 s more a launch.
-      if (fabric) {
-        sizes.insert(sizes.begin() + 2, 3 * smallest);
-        sizes.insert(sizes.begin() + 1, 1.5 * smallest);
-      }
+      // And 384 and 768 B about it: four sizes below the break (1 KiB over sockets) where the
+      // near-ties of reduce + bcast against recursive doubling lie. p = 4 sockets on 2 cores,
+      // --quick, taking turns with the binary before (ten launches): both targets met in 5 of 5
+      // launches against 1 of 5, the fit's R² 0.92-0.97 against 0.84-0.94 (docs/calibration.md,
+      // "Thirty-third session"). About 10 s more a launch.
+      if (fabric) sizes.insert(sizes.begin() + 1, {1.5 * smallest, 2 * smallest, 3 * smallest});
       // β beyond the cache (CostModel::large_from): one more size, twice the threshold, whose
       // whole messages lie beyond it (the threshold above the sizes before and that size at
       // most 4 MiB; else none).

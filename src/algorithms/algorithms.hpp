@@ -175,13 +175,14 @@ extern const Algorithm kAllgatherBruck;
 /// own: this rank's block where the caller has it apart from `all` (the user's send buffer),
 /// else empty. The first send of the own block reads it there: a peer reading our block
 /// single-copy (CMA) then reads lines we have not just written (measured: a 64 KiB read of
-/// freshly written lines took 36 us, of the untouched send buffer 6 us).
+/// freshly written lines took 36 us, of the untouched send buffer 6 us). The same for all four
+/// all-gathers (Bruck's and the 2-D mesh's since the thirty-fourth session).
 Task<> allgather_ring(Channel& ch, MutableBytes all, std::size_t n, ConstBytes own = {});
 Task<> allgather_recursive_doubling(Channel& ch, MutableBytes all, std::size_t n,
                                     ConstBytes own = {});
-Task<> allgather_bruck(Channel& ch, MutableBytes all, std::size_t n);
+Task<> allgather_bruck(Channel& ch, MutableBytes all, std::size_t n, ConstBytes own = {});
 extern const Algorithm kAllgatherMesh2d;
-Task<> allgather_mesh2d(Channel& ch, MutableBytes all, std::size_t n);
+Task<> allgather_mesh2d(Channel& ch, MutableBytes all, std::size_t n, ConstBytes own = {});
 extern const Algorithm kAllgathervRing;
 extern const Algorithm kAllgathervBruck;
 /// All-gatherv: block b is counts[b] elements of elem_size bytes at element offset displs[b] of

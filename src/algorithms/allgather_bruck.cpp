@@ -17,7 +17,7 @@
 
 namespace fabcoll::algorithms {
 
-Task<> allgather_bruck(Channel& ch, MutableBytes all, std::size_t n) {
+Task<> allgather_bruck(Channel& ch, MutableBytes all, std::size_t n, ConstBytes own) {
   const Ring ring{ch.size()};  // rank arithmetic mod p
   const int p = ring.size();
   const int me = ch.rank();
@@ -30,7 +30,12 @@ Task<> allgather_bruck(Channel& ch, MutableBytes all, std::size_t n) {
     const int dist = 1 << k;
     const auto c = static_cast<std::size_t>(std::min(dist, p - dist)) * n;
     const auto step = static_cast<std::uint32_t>(k);
-    Transfer out = ch.send(ring.mod(me - dist), tmp.first(c), step);
+    // Step 0 sends the own block alone: from `own` when the caller has it apart (not the copy
+    // in tmp, which this rank has just written), else from its slot in `all`.
+    const ConstBytes block = k > 0             ? ConstBytes(tmp.first(c))
+                             : own.size() == n ? own
+                                               : ConstBytes(all.subspan(mine * n, n));
+    Transfer out = ch.send(ring.mod(me - dist), block, step);
     Transfer in =
         ch.recv(ring.mod(me + dist), tmp.subspan(static_cast<std::size_t>(dist) * n, c), step);
     co_await in;
@@ -46,7 +51,8 @@ Task<> allgather_bruck(Channel& ch, MutableBytes all, std::size_t n) {
 namespace {
 Task<> run(Channel& ch, const CollArgs& a) {
   const std::size_t n = a.bytes();
-  return allgather_bruck(ch, bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())), n);
+  return allgather_bruck(ch, bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())), n,
+                         bytes_of(a.sendbuf, a.sendbuf == nullptr ? 0 : n));
 }
 double cost(const CostQuery& q) {
   return BinomialTree::ceil_log2(q.p) * q.m.alpha + (q.p - 1) * q.n * q.m.beta;
@@ -66,7 +72,7 @@ const Algorithm kAllgatherBruck{
     .optimal_k = nullptr,
     .run = run,
     .test = "gather_barrier_test.AllgatherBruckTakesCeilLogPRounds",
-    .written_share = written_all,
+    .written_share = ring_written_share,  // step 0's own block is input, the rest tmp's
     .exchange_share = exchange_all,
 };
 

@@ -14,7 +14,7 @@
 
 namespace fabcoll::algorithms {
 
-Task<> allgather_mesh2d(Channel& ch, MutableBytes all, std::size_t n) {
+Task<> allgather_mesh2d(Channel& ch, MutableBytes all, std::size_t n, ConstBytes own) {
   const Mesh2d mesh{ch.size()};
   const int me = ch.rank();
   const int row = mesh.row(me);
@@ -26,7 +26,11 @@ Task<> allgather_mesh2d(Channel& ch, MutableBytes all, std::size_t n) {
     const auto out_at = static_cast<std::size_t>(mesh.rank(row, along_row.send_block(col, s)));
     const auto in_at = static_cast<std::size_t>(mesh.rank(row, along_row.recv_block(col, s)));
     const auto step = static_cast<std::uint32_t>(s);
-    Transfer out = ch.send(mesh.rank(row, along_row.right(col)), all.subspan(out_at * n, n), step);
+    // Step 0 sends the own block: from `own` when the caller has it apart (all.gather's copy
+    // of it is data this rank has just written).
+    const ConstBytes block =
+        s == 0 && own.size() == n ? own : ConstBytes(all.subspan(out_at * n, n));
+    Transfer out = ch.send(mesh.rank(row, along_row.right(col)), block, step);
     Transfer in = ch.recv(mesh.rank(row, along_row.left(col)), all.subspan(in_at * n, n), step);
     co_await in;
     co_await out;
@@ -49,7 +53,8 @@ Task<> allgather_mesh2d(Channel& ch, MutableBytes all, std::size_t n) {
 namespace {
 Task<> run(Channel& ch, const CollArgs& a) {
   const std::size_t n = a.bytes();
-  return allgather_mesh2d(ch, bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())), n);
+  return allgather_mesh2d(ch, bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())), n,
+                          bytes_of(a.sendbuf, a.sendbuf == nullptr ? 0 : n));
 }
 double cost(const CostQuery& q) {
   const Mesh2d mesh{q.p};
@@ -59,7 +64,9 @@ double cost(const CostQuery& q) {
 
 namespace {
 // Each phase's first step sends the own block (input) and the rest received blocks: of
-// (p − 1)n bytes, n per phase of more than one rank is input.
+// (p − 1)n bytes, n per phase of more than one rank is input. (Phase 1 sends it from the
+// caller's send buffer; phase 2's row holds all.gather's copy of it unless called in place,
+// the sim's and this share's case.)
 double written_share(const CostQuery& q) {
   if (q.p < 2) return 0;
   const Mesh2d mesh{q.p};

@@ -2,6 +2,8 @@
 // Allgather: similar to dissemination barrier, log P steps" (MPICH's choice for short messages
 // and p ≠ 2^d).
 //   T(n, p) = ⌈log p⌉ α + (p - 1) n β          (n = bytes per rank; any p, exact)
+//   plus the model's local-copy term (δ; the text leaves copies out): (p + 1)nδ for the own
+//   block into the rotated buffer and the rotation back
 // Preconditions: none. Every rank keeps its blocks rotated, tmp[j] = block (me + j) mod p. In
 // step k it sends tmp[0 … c) to me - 2^k and receives tmp[2^k … 2^k + c) from me + 2^k, with
 // c = min(2^k, p - 2^k); after ⌈log p⌉ steps tmp holds all p blocks, rotated back at the end.
@@ -55,7 +57,10 @@ Task<> run(Channel& ch, const CollArgs& a) {
                          bytes_of(a.sendbuf, a.sendbuf == nullptr ? 0 : n));
 }
 double cost(const CostQuery& q) {
-  return BinomialTree::ceil_log2(q.p) * q.m.alpha + (q.p - 1) * q.n * q.m.beta;
+  // δ (the model's local-copy term; the text leaves copies out): the own block into the
+  // rotated buffer and the p blocks back, (p + 1)n.
+  const double copies = q.p > 1 ? (q.p + 1) * q.n * q.m.copy : 0.0;
+  return BinomialTree::ceil_log2(q.p) * q.m.alpha + (q.p - 1) * q.n * q.m.beta + copies;
 }
 }  // namespace
 
@@ -65,7 +70,7 @@ const Algorithm kAllgatherBruck{
     .reference =
         "Vadhiyar, Collective Communication Implementations (Bruck's all-gather); "
         "Bruck et al. 1997",
-    .formula = "⌈log p⌉α + (p − 1)nβ",
+    .formula = "⌈log p⌉α + (p − 1)nβ (+ (p + 1)nδ, the rotation's copies)",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

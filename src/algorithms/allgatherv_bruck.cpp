@@ -2,7 +2,7 @@
 // log P steps") with blocks of uneven size, zero included (MPICH's short-message allgatherv).
 //   T = ⌈log p⌉ α + (p - 1) n β for equal blocks of n bytes; with uneven blocks step k lasts as
 //   long as the largest run of min(2^k, p - 2^k) consecutive blocks, at most ⌈log p⌉α + (p-1)n_max
-//   β
+//   β; plus the model's local-copy term (δ; the text leaves copies out): pnδ for equal blocks
 // Preconditions: none. Every rank packs its blocks rotated into scratch, tmp = block me, block
 // me+1, … (mod p) back to back; in step k it sends the first c = min(2^k, p - 2^k) of them to
 // me - 2^k and receives the next c from me + 2^k: the same c blocks, so both sides agree on the
@@ -58,7 +58,10 @@ Task<> run(Channel& ch, const CollArgs& a) {
   return allgatherv_bruck(ch, bytes_of(a.recvbuf, extent), a.counts, a.displs, a.elem_size);
 }
 double cost(const CostQuery& q) {
-  return BinomialTree::ceil_log2(q.p) * q.m.alpha + (q.p - 1) * q.n * q.m.beta;
+  // δ (the model's local-copy term; the text leaves copies out): the own block into the
+  // rotated buffer and the p - 1 others out of it, pn (uniform blocks of n).
+  const double copies = q.p * q.n * q.m.copy;  // p = 1 too: the own block into scratch
+  return BinomialTree::ceil_log2(q.p) * q.m.alpha + (q.p - 1) * q.n * q.m.beta + copies;
 }
 }  // namespace
 
@@ -68,7 +71,7 @@ const Algorithm kAllgathervBruck{
     .reference =
         "Vadhiyar, Collective Communication Implementations (Bruck's all-gather), "
         "uneven blocks",
-    .formula = "⌈log p⌉α + (p − 1)nβ, n = the largest block",
+    .formula = "⌈log p⌉α + (p − 1)nβ (+ pnδ, the packing's copies), n = the largest block",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

@@ -83,15 +83,18 @@ TEST(SimCost, RegistryFormulaAgreesWithTheSimForEveryExactAlgorithm) {
 }
 
 // The model's local-copy term (CostModel::copy, δ; the texts leave copies out): in every
-// all-to-all formula it is δ times the bytes the algorithm copies, counted on the sim
-// (Channel::copy) on the rank that copies most, at every p (odd, even, prime, 2^d).
-TEST(SimCost, AlltoallCopyTermIsTheBytesItCopies) {
+// all-to-all and all-gather formula (allgatherv's too: the sim's blocks are uniform) it is δ
+// times the bytes the algorithm copies, counted on the sim (Channel::copy) on the rank that
+// copies most, at every p (odd, even, prime, 2^d). Those that copy nothing have no δ term.
+TEST(SimCost, CopyTermIsTheBytesItCopies) {
   CostModel with = kModel;
   with.copy = 1.0 / 1024;  // small beside β: grid_nd keeps the sides it picks without δ
   const std::size_t block = 4096;
   int checked = 0;
   for (const Algorithm* alg : all_algorithms()) {
-    if (alg->coll != Collective::alltoall) continue;
+    if (alg->coll != Collective::alltoall && alg->coll != Collective::allgather &&
+        alg->coll != Collective::allgatherv)
+      continue;
     for (const int p : {1, 2, 3, 4, 5, 6, 7, 8, 12, 16}) {
       if (alg->needs_power_of_two && (p & (p - 1)) != 0) continue;
       const sim::Stats st = run_for_cost(*alg, p, block, with, true);

@@ -1154,6 +1154,10 @@ int main(int argc, char** argv) {
   std::vector<double> probes_during;  // after each validated size
   double validation_seconds = 0;      // the validation's own time (rank 0's clock)
   bool probe_moved = false;
+  // ω as fitted to the timed collectives where ranks share cores inside a node (0: not fitted
+  // there), and whether it disagrees with the probe before the fit (written_fit_disagrees).
+  double omega_fitted = 0;
+  bool omega_disagrees = false;
   std::vector<FanoutRun> fanout_runs;
   std::vector<StreamedRun> streamed_runs;
   const char* fanout_env = std::getenv("FABCOLL_CALIBRATE_TEST_FANOUT");
@@ -1194,8 +1198,8 @@ int main(int argc, char** argv) {
   const auto state = [&] {
     return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier_time, train, train_names, tables,
                     results, drift, drift_small, drift_large, drifted, probe_before, probe_after,
-                    probes_during, probe_change, probe_moved, fanout_runs, streamed_runs,
-                    validation_seconds);
+                    probes_during, probe_change, probe_moved, omega_fitted, omega_disagrees,
+                    fanout_runs, streamed_runs, validation_seconds);
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
@@ -1229,6 +1233,7 @@ int main(int argc, char** argv) {
     const double o_measured = sc.o;
     // 1c: written data across CPUs, timed again after the validation (5b).
     probe_before = written_probe(world, rank, p, placed, quick);
+    omega_fitted = 0;
     file = tuning::TuningFile{};
     file.created = utc_now();
     const char* prov = std::getenv("FABCOLL_PROVIDER");
@@ -1630,6 +1635,7 @@ int main(int argc, char** argv) {
       lp.model.alpha = std::max(1e-9, cf.alpha);
       lp.model.beta = std::max(1e-13, cf.beta);
       lp.model.written = wf.omega;
+      if (max_omega > 1) omega_fitted = wf.omega;
       lp.model.exchange_alpha = wf.chi;
       lp.model.exchange_beta = wf.chi_beta;
       lp.model.wake = cf.wake;
@@ -1952,16 +1958,31 @@ int main(int argc, char** argv) {
           probe_change = x / probe_before;
     }
     probe_moved = probe_change > kProbeHigh || probe_change < 1 / kProbeHigh;
+    // And where ω was fitted to timed collectives (shm, ranks sharing cores): whether it shows
+    // the probe's mode. The probe before the fit can catch the slow mode that the collectives
+    // timed after it no longer see: p = 4 shm on 2 cores, five of 80 launches put ω at 1.05–1.55
+    // against a probe of 1.95–2.49 (their timed all-gathers, the ring against recursive
+    // doubling, in the quick mode), and four of them chose the hybrid all-reduce at 128 KiB
+    // where the validation, back in the slow mode, found it 20–36% slower than recursive
+    // doubling (tuning::written_fit_disagrees).
+    omega_disagrees = omega_fitted > 0 && tuning::written_fit_disagrees(omega_fitted, probe_before);
     // Whether to measure again: rank 0 decides, all follow (one broadcast per attempt: the
     // ranks' clocks differ a little, and nothing else may tell them apart here). Without a
     // validation there is nothing to compare. FABCOLL_CALIBRATE_TEST_DISTURB=N (tests): the
     // first N attempts count as disturbed. --quick stays under kQuickSeconds: another attempt
     // as long as this one must fit (a forced one always runs: the test's load must not decide).
     const bool forced = attempt <= test_disturbed;
-    const bool disturbed = !no_validate && (drifted || probe_moved || forced);
-    // A forced attempt (the test's) counts as changed beyond any measured one.
+    const bool disturbed = !no_validate && (drifted || probe_moved || omega_disagrees || forced);
+    // A forced attempt (the test's) counts as changed beyond any measured one; ω against the
+    // probe as the log of the excess the fit shows over the probe's (a fit in the other mode
+    // weighs more than a drift of the usual 1.25–1.5).
+    const double omega_change =
+        omega_disagrees ? std::abs(std::log(std::max(omega_fitted - 1, 0.01) / (probe_before - 1)))
+                        : 0.0;
     const double change =
-        forced ? HUGE_VAL : std::max(std::abs(std::log(drift)), std::abs(std::log(probe_change)));
+        forced
+            ? HUGE_VAL
+            : std::max({std::abs(std::log(drift)), std::abs(std::log(probe_change)), omega_change});
     if (disturbed && (!least_changed || change < least_change)) {
       least_changed = values_of(state());
       least_change = change;
@@ -1971,12 +1992,16 @@ int main(int argc, char** argv) {
     const bool in_time = forced || !quick || prog.elapsed() + took <= kQuickSeconds;
     std::int32_t again = disturbed && attempt <= retries && in_time ? 1 : 0;
     check(fc_bcast(&again, 1, FC_INT32, 0, world), "bcast");
+    const std::string omega_note =
+        omega_disagrees ? fmt("; the fit's omega %.2f", omega_fitted) +
+                              fmt(" against written data x%.2f before it", probe_before)
+                        : std::string();
     if (rank == 0 && disturbed && attempt <= retries)
       std::fprintf(stderr,
                    "fabcoll-calibrate: attempt %d: the machine changed speed during the run "
                    "(ping-pong after the validation x%.2f the one before: x%.2f below 64 KiB, "
-                   "x%.2f from 64 KiB; written data across CPUs x%.2f%s); %s\n",
-                   attempt, drift, drift_small, drift_large, probe_change,
+                   "x%.2f from 64 KiB; written data across CPUs x%.2f%s%s); %s\n",
+                   attempt, drift, drift_small, drift_large, probe_change, omega_note.c_str(),
                    forced ? ", FABCOLL_CALIBRATE_TEST_DISTURB" : "",
                    again != 0 ? ("measuring again (" + std::to_string(attempt) + " of --retries " +
                                  std::to_string(retries) + ")")
@@ -1986,7 +2011,8 @@ int main(int argc, char** argv) {
     if (again == 0) break;
   }  // attempts
   // The last attempt is kept unless it was disturbed too and an earlier one changed less.
-  const bool last_disturbed = !no_validate && (drifted || probe_moved || attempt <= test_disturbed);
+  const bool last_disturbed =
+      !no_validate && (drifted || probe_moved || omega_disagrees || attempt <= test_disturbed);
   if (!last_disturbed || kept == attempt) {
     kept = attempt;
   } else {
@@ -2231,6 +2257,12 @@ int main(int argc, char** argv) {
             "core reads what another just wrote, and the errors and regrets above "
             "include that; calibrate again\n",
             probe_change);
+      if (omega_disagrees)
+        std::fprintf(stderr,
+                     "fabcoll-calibrate: warning: the fit put written data at omega = %.2f, "
+                     "less than half the excess of the probe before it (x%.2f): the timed "
+                     "collectives saw the machine in another mode; calibrate again\n",
+                     omega_fitted, probe_before);
     }
 
     std::string err;
@@ -2440,6 +2472,11 @@ int main(int argc, char** argv) {
          << "messages): **x" << fmt("%.2f", probe_before) << "** before the fit, **x"
          << fmt("%.2f", probe_after) << "** after the validation" << during_range(probes_during)
          << (probe_moved ? ": the cost of written data changed during the run." : ".")
+         << (omega_disagrees
+                 ? " The fit put written data at ω " + fmt("%.2f", omega_fitted) +
+                       ", less than half the probe's excess before it: the timed collectives "
+                       "saw the machine in another mode than the probe."
+                 : std::string())
          << (attempt > 1 && !last_disturbed
                  ? " This was attempt " + std::to_string(attempt) +
                        ": in the attempts before it the machine changed speed (--retries)."

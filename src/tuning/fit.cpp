@@ -436,6 +436,10 @@ std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const doubl
   return best;
 }
 
+bool written_fit_disagrees(double omega, double probe) {
+  return probe >= kWrittenProbeSlow && omega - 1 < kWrittenShareLow * (probe - 1);
+}
+
 PingPongStep ping_pong_step(std::span<const Point> medians, double lowest, double highest,
                             double min_ratio) {
   std::vector<Point> pts;

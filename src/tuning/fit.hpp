@@ -229,6 +229,25 @@ struct PingPongStep {
 PingPongStep ping_pong_step(std::span<const Point> medians, double lowest, double highest,
                             double min_ratio = kStepMinRatio);
 
+/// The written-data probe's ratio from which the machine is taken to be in the VM's slow mode
+/// for written data (README, "Which ranks share a core"): p = 4 shm on 2 cores, 80 --quick
+/// launches of the twenty-ninth to thirty-fourth sessions, the probe before the fit came out
+/// 1.09–1.32 in one mode and 1.68–3.10 in the other.
+inline constexpr double kWrittenProbeSlow = 1.5;
+/// The least share of the probe's excess a fitted ω must show there (written_fit_disagrees):
+/// (ω − 1)/(probe − 1) came out 0.57–1.10 where the timed collectives saw the probe's mode, and
+/// 0.03–0.47 in the five launches whose timed all-gathers (ring against recursive doubling,
+/// 1.06–1.17 where they take 2.0–2.2 in the slow mode) show the other.
+inline constexpr double kWrittenShareLow = 0.5;
+
+/// Whether ω fitted to timed collectives (ranks sharing cores inside a node) disagrees with the
+/// written-data probe timed just before them: the probe's round trip of written data took
+/// `probe` times an untouched one, at least kWrittenProbeSlow, and the fit put less than
+/// kWrittenShareLow of that excess on written data (ω − 1 < share (probe − 1)). The machine then
+/// left the probe's mode while the collectives were timed, and the model fitted there is
+/// validated in the other (fabcoll-calibrate measures again, as when the probe moves).
+bool written_fit_disagrees(double omega, double probe);
+
 /// Median of |x| over xs (0 for none).
 double median_abs(std::span<const double> xs);
 

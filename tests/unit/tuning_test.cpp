@@ -226,6 +226,23 @@ std::vector<CostPoint> formula_points(const CostModel& truth, int p,
 
 // α, β fitted to timed collectives (the oversubscribed layout): t = a α + b β + c with a, b, c
 // from the cost formulas. Synthetic times from known α, β (and noise) come back.
+// ω fitted in one mode of the VM, the probe timed in the other: flagged only where the probe
+// shows the slow mode and the fit less than half its excess (launches of the thirty-fourth
+// session's table in tuning/fit.hpp: ω 1.20 against a probe of 2.42 flagged, 2.10 against 2.55
+// not; the quiet mode, 1.15 against 1.22, never).
+TEST(Fit, WrittenFitDisagreesWithTheProbe) {
+  EXPECT_TRUE(tuning::written_fit_disagrees(1.20, 2.42));
+  EXPECT_TRUE(tuning::written_fit_disagrees(1.55, 2.16));
+  EXPECT_TRUE(tuning::written_fit_disagrees(1.0, 1.5));
+  EXPECT_FALSE(tuning::written_fit_disagrees(2.10, 2.55));
+  EXPECT_FALSE(tuning::written_fit_disagrees(1.90, 2.57));
+  EXPECT_FALSE(tuning::written_fit_disagrees(1.15, 1.22));  // quiet mode: the probe decides nothing
+  EXPECT_FALSE(tuning::written_fit_disagrees(1.0, 1.49));
+  // At the bound: half the excess is enough.
+  EXPECT_FALSE(tuning::written_fit_disagrees(1.5, 2.0));
+  EXPECT_TRUE(tuning::written_fit_disagrees(1.49, 2.0));
+}
+
 TEST(Fit, CostPointsRecoverAlphaBeta) {
   const CostModel truth{8e-6, 3e-10, 5e-11};
   std::vector<std::string> nonlinear;

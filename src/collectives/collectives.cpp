@@ -121,9 +121,13 @@ SegmentChoice choose_segment(const Comm& comm, const Algorithm& alg, const CollA
   const LinkModel& link = comm.link();
   const CostQuery q = query_for(comm, args);
   const std::size_t max_k = std::max<std::size_t>(1, args.count);
-  // Packets of ⌈n/k⌉ bytes: the segment that holds them.
+  // Packets of whole elements, the largest ⌈count/k⌉ of them: the segment that holds that one
+  // (the transport sends it by its size; segment_k keeps the model's below-the-break counts an
+  // element clear of the break, tuning::kWidestElement).
   const auto forced = [&](std::size_t k) {
-    const bool up = link.has_break() && std::ceil(q.n / static_cast<double>(k)) >= link.break_bytes;
+    const auto largest = static_cast<double>((args.count + k - 1) / k * args.elem_size);
+    const bool up = link.has_break() &&
+                    std::max(largest, std::ceil(q.n / static_cast<double>(k))) >= link.break_bytes;
     return SegmentChoice{k, up, up ? link.above : link.below};
   };
   if (alg.optimal_k != nullptr) {

@@ -119,15 +119,21 @@ PacketChoice segment_k_of(const Algorithm& alg, double n, int p, const CostModel
   const auto add = [&](double k, bool up) {
     cands.push_back({std::clamp(std::round(k), 1.0, max_k), up ? above : below, up});
   };
-  if (const double k = selector_k(alg, n, p, below); std::ceil(n / k) < break_bytes) add(k, false);
+  // Packets below the break whatever the element (kWidestElement): the engine's largest packet
+  // lies under n/k + one element.
+  const auto below_fits = [&](double k) { return n / k + kWidestElement <= break_bytes; };
+  if (const double k = selector_k(alg, n, p, below); below_fits(k)) add(k, false);
   if (const double k = selector_k(alg, n, p, above); std::ceil(n / k) >= break_bytes) add(k, true);
   const double at = std::max(1.0, std::floor(n / break_bytes));  // packets >= break_bytes
   add(at, true);
-  if (at + 1 <= max_k) add(at + 1, false);  // packets < break_bytes
+  // The smallest count with packets below it (at + 1, or at + 2 where n/(at + 1) lies within an
+  // element of the break).
+  const double first_below = below_fits(at + 1) ? at + 1 : at + 2;
+  if (first_below <= max_k) add(first_below, false);
   // And the next count on each side: costs taken from the sim's steps can differ between odd
   // and even k (algorithms/sim_steps.hpp), so the count next to the break may be the worse one.
   if (at >= 2) add(at - 1, true);
-  if (at + 2 <= max_k) add(at + 2, false);
+  if (first_below + 1 <= max_k) add(first_below + 1, false);
   PacketChoice best = cands.front();
   double best_cost = std::numeric_limits<double>::infinity();
   for (const PacketChoice& c : cands) {

@@ -1065,7 +1065,9 @@ TEST(Crossover, SegmentKCostsPacketsWithTheirOwnSegment) {
     q.n = bytes;
     q.p = p;
     q.k = k;
-    q.m = std::ceil(bytes / k) >= b ? hi : lo;
+    // As the engine runs it: below the break only where its whole-element packets are, for
+    // every element (segment_k, kWidestElement).
+    q.m = bytes / k + kWidestElement <= b ? lo : hi;
     return a.cost(q);
   };
   const auto best_cost = [&](const Algorithm& a, double bytes, int p, const CostModel& lo,
@@ -1103,6 +1105,35 @@ TEST(Crossover, SegmentKCostsPacketsWithTheirOwnSegment) {
     EXPECT_EQ(segment_k(*tt, m, 2, quiet, above, brk).k, selector_k(*tt, m, 2, quiet));
     EXPECT_EQ(segment_k(*tt, m, 2, quiet, above, 0).k, selector_k(*tt, m, 2, quiet));
   }
+}
+
+// A pipeline's packets that segment_k costs below the break stay below it as the engine cuts
+// them, whole elements of up to 16 B (the largest ⌈count/k⌉ of them): at 262136 B and a break
+// of 32768 B, 8 packets of 32767 B are 4096 doubles of 32768 B each, which shm sends
+// single-copy (three p = 4 launches: 158–180 µs against 73–77 predicted). Around every
+// multiple of the break, for every element size that divides n.
+TEST(Crossover, SegmentKKeepsPacketsBelowTheBreakInWholeElements) {
+  const Algorithm* lin = find_algorithm(Collective::bcast, "linear_pipeline");
+  ASSERT_NE(lin, nullptr);
+  const CostModel below{2e-6, 1.6e-10, 5e-11};  // small packets cheap: the pipeline wants many
+  const CostModel above{6.3e-6, 1.6e-10, 5e-11};
+  const double brk = 32768;
+  const PacketChoice at = segment_k(*lin, 262136, 4, below, above, brk);
+  EXPECT_FALSE(at.above);
+  EXPECT_NE(at.k, 8);
+  int below_checked = 0;
+  for (const double m : {2.0, 4.0, 8.0, 9.0, 16.0})
+    for (double n = m * brk - 64; n <= m * brk + 64; n += 8) {
+      const PacketChoice c = segment_k(*lin, n, 4, below, above, brk);
+      if (c.above) continue;
+      for (const double e : {1.0, 2.0, 4.0, 8.0, 16.0}) {
+        if (std::fmod(n, e) != 0) continue;
+        const double largest = std::ceil(n / e / c.k) * e;
+        EXPECT_LT(largest, brk) << "n = " << n << " k = " << c.k << " element " << e;
+      }
+      ++below_checked;
+    }
+  EXPECT_GT(below_checked, 40);
 }
 
 // Issue 6: whole messages are costed with the segment that holds them, not n's. The fit of a

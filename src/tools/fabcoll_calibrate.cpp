@@ -1054,7 +1054,9 @@ int main(int argc, char** argv) {
   app.add_option("--retries", retries,
                  "when the machine changed speed during a calibration (the ping-pong after the "
                  "validation, or the written-data probe after any validated size, moved by more "
-                 "than 1.25 times), measure, fit and validate again, at most this many times "
+                 "than 1.25 times, or the omega fitted where ranks share cores showed less "
+                 "than half the probe's excess before it), measure, fit and validate again, at "
+                 "most this many times "
                  "(default 2; with --quick 4, as many as end within its 110 s); the last "
                  "attempt is kept, or where the machine changed during every one, the one "
                  "where it changed least")
@@ -1489,6 +1491,13 @@ int main(int argc, char** argv) {
             // Costed as the run goes: from shm's single-copy threshold the receivers pull (the
             // naive broadcast's root then pays o per receiver, not o + Gn).
             fabcoll::CostModel tm = lp.model;
+            // δ as the tuning file's model charges it (tuning::model_for: the measured copy,
+            // times the ranks per core where they share cores): Bruck's all-gather copies
+            // (p + 1)n, which its c carries. Without it the fit took Bruck for recursive
+            // doubling's twin (the same messages) where it took 1.3-3.0 times its time.
+            tm.copy = fitted[9] * (cores > 0 && layout > static_cast<int>(cores)
+                                       ? static_cast<double>(layout) / static_cast<double>(cores)
+                                       : 1.0);
             tm.pull_bytes = pull;
             tm.placement = placed;  // the naive broadcast's pulls on one CPU, one after another
             // Above the break G is not the measured one (it was measured below: β there, as

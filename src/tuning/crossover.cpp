@@ -270,6 +270,7 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
     m.placement = at.placement;    // nor which ranks share a CPU
     m.overhead = at.overhead >= 0 ? (known ? at.overhead : 0.0) : -1.0;
     m.gap = at.gap >= 0 ? (known ? at.gap : 0.0) : -1.0;
+    m.copy = known ? at.copy : 0.0;  // δ (local copies): a known constant like γ's term
     return m;
   };
   const double ua = unit(with({1, 0, 0}, false));

@@ -26,7 +26,7 @@ Task<> allgather_mesh2d(Channel& ch, MutableBytes all, std::size_t n, ConstBytes
     const auto out_at = static_cast<std::size_t>(mesh.rank(row, along_row.send_block(col, s)));
     const auto in_at = static_cast<std::size_t>(mesh.rank(row, along_row.recv_block(col, s)));
     const auto step = static_cast<std::uint32_t>(s);
-    // Step 0 sends the own block: from `own` when the caller has it apart (all.gather's copy
+    // Step 0 sends the own block: from `own` when the caller has it apart (all-gather's copy
     // of it is data this rank has just written).
     const ConstBytes block =
         s == 0 && own.size() == n ? own : ConstBytes(all.subspan(out_at * n, n));
@@ -65,7 +65,7 @@ double cost(const CostQuery& q) {
 namespace {
 // Each phase's first step sends the own block (input) and the rest received blocks: of
 // (p − 1)n bytes, n per phase of more than one rank is input. (Phase 1 sends it from the
-// caller's send buffer; phase 2's row holds all.gather's copy of it unless called in place,
+// caller's send buffer; phase 2's row holds all-gather's copy of it unless called in place,
 // the sim's and this share's case.)
 double written_share(const CostQuery& q) {
   if (q.p < 2) return 0;

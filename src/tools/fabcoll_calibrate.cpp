@@ -1970,9 +1970,9 @@ int main(int argc, char** argv) {
     // And where ω was fitted to timed collectives (shm, ranks sharing cores): whether it shows
     // the probe's mode. The probe before the fit can catch the slow mode that the collectives
     // timed after it no longer see: p = 4 shm on 2 cores, five of 80 launches put ω at 1.05–1.55
-    // against a probe of 1.95–2.49 (their timed all-gathers, the ring against recursive
+    // against a probe of 1.95–2.53 (their timed all-gathers, the ring against recursive
     // doubling, in the quick mode), and four of them chose the hybrid all-reduce at 128 KiB
-    // where the validation, back in the slow mode, found it 20–36% slower than recursive
+    // where the validation, back in the slow mode, found it 23–30% slower than recursive
     // doubling (tuning::written_fit_disagrees).
     omega_disagrees = omega_fitted > 0 && tuning::written_fit_disagrees(omega_fitted, probe_before);
     // Whether to measure again: rank 0 decides, all follow (one broadcast per attempt: the

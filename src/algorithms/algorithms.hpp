@@ -186,11 +186,12 @@ Task<> allgather_mesh2d(Channel& ch, MutableBytes all, std::size_t n, ConstBytes
 extern const Algorithm kAllgathervRing;
 extern const Algorithm kAllgathervBruck;
 /// All-gatherv: block b is counts[b] elements of elem_size bytes at element offset displs[b] of
-/// `buf` (which starts at recvbuf); this rank's own block already in place on entry.
+/// `buf` (which starts at recvbuf); this rank's own block already in place on entry. own: as
+/// the all-gathers' (the caller's send buffer, the first send of the own block reads it there).
 Task<> allgatherv_ring(Channel& ch, MutableBytes buf, const std::size_t* counts,
-                       const std::size_t* displs, std::size_t elem_size);
+                       const std::size_t* displs, std::size_t elem_size, ConstBytes own = {});
 Task<> allgatherv_bruck(Channel& ch, MutableBytes buf, const std::size_t* counts,
-                        const std::size_t* displs, std::size_t elem_size);
+                        const std::size_t* displs, std::size_t elem_size, ConstBytes own = {});
 /// The bytes an all-gatherv's recvbuf spans: max over blocks of (displs + counts) elements.
 std::size_t allgatherv_extent(int p, const std::size_t* counts, const std::size_t* displs,
                               std::size_t elem_size);

@@ -21,7 +21,7 @@
 namespace fabcoll::algorithms {
 
 Task<> allgatherv_bruck(Channel& ch, MutableBytes buf, const std::size_t* counts,
-                        const std::size_t* displs, std::size_t elem_size) {
+                        const std::size_t* displs, std::size_t elem_size, ConstBytes own) {
   const Ring ring{ch.size()};
   const int p = ring.size();
   const int me = ch.rank();
@@ -40,7 +40,10 @@ Task<> allgatherv_bruck(Channel& ch, MutableBytes buf, const std::size_t* counts
     const auto c = static_cast<std::size_t>(std::min(dist, p - dist));
     const auto d = static_cast<std::size_t>(dist);
     const auto step = static_cast<std::uint32_t>(k);
-    Transfer out = ch.send(ring.mod(me - dist), tmp.first(at[c]), step);
+    // Step 0 sends the own block alone: from `own` when the caller has it apart (not the copy
+    // in tmp, which this rank has just written).
+    const ConstBytes block = k == 0 && own.size() == at[1] ? own : ConstBytes(tmp.first(at[c]));
+    Transfer out = ch.send(ring.mod(me - dist), block, step);
     Transfer in = ch.recv(ring.mod(me + dist), tmp.subspan(at[d], at[d + c] - at[d]), step);
     co_await in;
     co_await out;
@@ -55,7 +58,9 @@ Task<> allgatherv_bruck(Channel& ch, MutableBytes buf, const std::size_t* counts
 namespace {
 Task<> run(Channel& ch, const CollArgs& a) {
   const std::size_t extent = allgatherv_extent(ch.size(), a.counts, a.displs, a.elem_size);
-  return allgatherv_bruck(ch, bytes_of(a.recvbuf, extent), a.counts, a.displs, a.elem_size);
+  const std::size_t mine = a.counts[static_cast<std::size_t>(ch.rank())] * a.elem_size;
+  return allgatherv_bruck(ch, bytes_of(a.recvbuf, extent), a.counts, a.displs, a.elem_size,
+                          bytes_of(a.sendbuf, a.sendbuf == nullptr ? 0 : mine));
 }
 double cost(const CostQuery& q) {
   // δ (the model's local-copy term; the text leaves copies out): the own block into the
@@ -78,7 +83,7 @@ const Algorithm kAllgathervBruck{
     .optimal_k = nullptr,
     .run = run,
     .test = "gather_barrier_test.AllgathervBruckTakesCeilLogPRounds",
-    .written_share = written_all,
+    .written_share = ring_written_share,  // step 0's own block is input, the rest tmp's
     .exchange_share = exchange_all,
 };
 

@@ -24,15 +24,18 @@ MutableBytes vblock(MutableBytes buf, const std::size_t* counts, const std::size
 }  // namespace
 
 Task<> allgatherv_ring(Channel& ch, MutableBytes buf, const std::size_t* counts,
-                       const std::size_t* displs, std::size_t elem_size) {
+                       const std::size_t* displs, std::size_t elem_size, ConstBytes own) {
   const Ring ring{ch.size()};
   const int me = ch.rank();
   const int right = ring.right(me);
   const int left = ring.left(me);
   for (int s = 0; s + 1 < ring.size(); ++s) {
     const auto step = static_cast<std::uint32_t>(s);
+    // Step 0 sends the own block: from `own` when the caller has it apart (all-gatherv's
+    // copy of it is data this rank has just written).
+    const MutableBytes block = vblock(buf, counts, displs, elem_size, ring.send_block(me, s));
     Transfer out =
-        ch.send(right, vblock(buf, counts, displs, elem_size, ring.send_block(me, s)), step);
+        ch.send(right, s == 0 && own.size() == block.size() ? own : ConstBytes(block), step);
     Transfer in =
         ch.recv(left, vblock(buf, counts, displs, elem_size, ring.recv_block(me, s)), step);
     co_await in;  // the next step forwards this block
@@ -52,7 +55,9 @@ std::size_t allgatherv_extent(int p, const std::size_t* counts, const std::size_
 namespace {
 Task<> run(Channel& ch, const CollArgs& a) {
   const std::size_t extent = allgatherv_extent(ch.size(), a.counts, a.displs, a.elem_size);
-  return allgatherv_ring(ch, bytes_of(a.recvbuf, extent), a.counts, a.displs, a.elem_size);
+  const std::size_t mine = a.counts[static_cast<std::size_t>(ch.rank())] * a.elem_size;
+  return allgatherv_ring(ch, bytes_of(a.recvbuf, extent), a.counts, a.displs, a.elem_size,
+                         bytes_of(a.sendbuf, a.sendbuf == nullptr ? 0 : mine));
 }
 double cost(const CostQuery& q) { return (q.p - 1) * (q.m.alpha + q.n * q.m.beta); }
 }  // namespace

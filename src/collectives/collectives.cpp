@@ -475,8 +475,10 @@ void validate(const Comm& comm, CollArgs& a) {
         if (overlaps(a.sendbuf, mine, a.recvbuf, extent))
           raise(Errc::invalid_argument, "sendbuf and recvbuf overlap (use FC_IN_PLACE)");
         if (mine > 0) std::memcpy(own, a.sendbuf, mine);
+      } else {
+        a.sendbuf = own;
       }
-      a.sendbuf = own;
+      // sendbuf stays apart when given: algorithms may send the own block from it (CollArgs).
       a.count = a.counts[comm.rank()];
       return;
     }

@@ -115,6 +115,12 @@ double hybrid_strategy_message_bytes(const Algorithm& alg, const CostQuery& q, b
                                      bool gathers);
 /// Every step an exchange (rings, pairwise and index all-to-alls, dissemination): 1 for p > 1.
 inline double exchange_all(const CostQuery& q) { return q.p < 2 ? 0.0 : 1.0; }
+/// This rank's own block of `bytes` in the caller's send buffer (all-gather, all-gatherv:
+/// CollArgs), empty where there is none: what their first send of it reads, so that a peer's
+/// single-copy read finds lines this rank did not just write.
+inline ConstBytes own_block_of(const CollArgs& a, std::size_t bytes) {
+  return bytes_of(a.sendbuf, a.sendbuf == nullptr ? 0 : bytes);
+}
 /// A ring's p − 1 steps (all-gather, reduce-scatter): only the first moves input, (p − 2)/(p − 1).
 inline double ring_written_share(const CostQuery& q) {
   return q.p < 3 ? 0.0 : (q.p - 2.0) / (q.p - 1.0);

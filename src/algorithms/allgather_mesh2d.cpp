@@ -54,7 +54,7 @@ namespace {
 Task<> run(Channel& ch, const CollArgs& a) {
   const std::size_t n = a.bytes();
   return allgather_mesh2d(ch, bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())), n,
-                          bytes_of(a.sendbuf, a.sendbuf == nullptr ? 0 : n));
+                          own_block_of(a, n));
 }
 double cost(const CostQuery& q) {
   const Mesh2d mesh{q.p};

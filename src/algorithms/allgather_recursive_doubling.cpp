@@ -77,9 +77,8 @@ Task<> allgather_recursive_doubling(Channel& ch, MutableBytes all, std::size_t n
 namespace {
 Task<> run(Channel& ch, const CollArgs& a) {
   const std::size_t n = a.bytes();
-  return allgather_recursive_doubling(ch,
-                                      bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())),
-                                      n, bytes_of(a.sendbuf, a.sendbuf == nullptr ? 0 : n));
+  return allgather_recursive_doubling(
+      ch, bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())), n, own_block_of(a, n));
 }
 double cost(const CostQuery& q) {
   const Hypercube cube{q.p};

@@ -34,7 +34,7 @@ namespace {
 Task<> run(Channel& ch, const CollArgs& a) {
   const std::size_t n = a.bytes();
   return allgather_ring(ch, bytes_of(a.recvbuf, n * static_cast<std::size_t>(ch.size())), n,
-                        bytes_of(a.sendbuf, a.sendbuf == nullptr ? 0 : n));
+                        own_block_of(a, n));
 }
 double cost(const CostQuery& q) { return (q.p - 1) * (q.m.alpha + q.n * q.m.beta); }
 }  // namespace

@@ -57,7 +57,7 @@ Task<> run(Channel& ch, const CollArgs& a) {
   const std::size_t extent = allgatherv_extent(ch.size(), a.counts, a.displs, a.elem_size);
   const std::size_t mine = a.counts[static_cast<std::size_t>(ch.rank())] * a.elem_size;
   return allgatherv_ring(ch, bytes_of(a.recvbuf, extent), a.counts, a.displs, a.elem_size,
-                         bytes_of(a.sendbuf, a.sendbuf == nullptr ? 0 : mine));
+                         own_block_of(a, mine));
 }
 double cost(const CostQuery& q) { return (q.p - 1) * (q.m.alpha + q.n * q.m.beta); }
 }  // namespace

@@ -1495,9 +1495,7 @@ int main(int argc, char** argv) {
             // times the ranks per core where they share cores): Bruck's all-gather copies
             // (p + 1)n, which its c carries. Without it the fit took Bruck for recursive
             // doubling's twin (the same messages) where it took 1.3-3.0 times its time.
-            tm.copy = fitted[9] * (cores > 0 && layout > static_cast<int>(cores)
-                                       ? static_cast<double>(layout) / static_cast<double>(cores)
-                                       : 1.0);
+            tm.copy = tuning::layout_copy(fitted[9], layout, cores);
             tm.pull_bytes = pull;
             tm.placement = placed;  // the naive broadcast's pulls on one CPU, one after another
             // Above the break G is not the measured one (it was measured below: β there, as

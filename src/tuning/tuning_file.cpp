@@ -399,6 +399,12 @@ std::optional<double> gamma_for(const TuningFile& f, std::string_view op,
   return std::nullopt;
 }
 
+double layout_copy(double copy, int local_ranks, int cores) {
+  return local_ranks > 0 && cores > 0 && local_ranks > cores
+             ? copy * static_cast<double>(local_ranks) / cores
+             : copy;
+}
+
 int layout_key(int local_ranks, int cores) {
   return cores > 0 && local_ranks > cores ? local_ranks : 0;
 }
@@ -466,9 +472,8 @@ CostModel model_for(const TuningFile& f, std::string_view link_class, double typ
   if (const auto g = gamma_for(f, "sum", "float64")) m.gamma = *g;
   // δ: the measured local copy (files before it: the built-in value). Measured by one rank
   // alone; where the layout time-shares cores, every rank of an all-to-all copies at once.
-  m.copy = gamma_for(f, "copy", "byte").value_or(kBuiltinCopy);
-  if (hit->local_ranks > 0 && f.machine.cores > 0 && hit->local_ranks > f.machine.cores)
-    m.copy *= static_cast<double>(hit->local_ranks) / f.machine.cores;
+  m.copy = layout_copy(gamma_for(f, "copy", "byte").value_or(kBuiltinCopy), hit->local_ranks,
+                       f.machine.cores);
   return m;
 }
 

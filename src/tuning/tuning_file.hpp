@@ -112,6 +112,9 @@ struct LinkParams {
 /// The layout key for local_ranks ranks on a node of `cores` cores: 0 when each rank can have a
 /// core (local_ranks <= cores, or cores unknown), else local_ranks.
 int layout_key(int local_ranks, int cores);
+/// δ (the local copy, measured by one rank alone) as a layout charges it: where local_ranks
+/// ranks time-share `cores` cores every rank copies at once, local_ranks/cores times as long.
+double layout_copy(double copy, int local_ranks, int cores);
 /// "quiet" or "4 ranks on 2 cores", with ", <mapping>" when oversubscribed and mapping is set.
 std::string layout_name(int local_ranks, int cores, std::string_view mapping = {});
 

@@ -1159,6 +1159,9 @@ int main(int argc, char** argv) {
   // ω as fitted to the timed collectives where ranks share cores inside a node (0: not fitted
   // there), and whether it disagrees with the probe before the fit (written_fit_disagrees).
   double omega_fitted = 0;
+  // The burst's o (measure_send_costs) where the fit to the timed collectives replaced it; -1
+  // where it stands.
+  double o_burst = -1;
   bool omega_disagrees = false;
   std::vector<FanoutRun> fanout_runs;
   std::vector<StreamedRun> streamed_runs;
@@ -1511,7 +1514,8 @@ int main(int argc, char** argv) {
                 above[bi] = sh.alpha;
                 above_bytes[bi] = sh.beta;
               }
-            if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc)) continue;
+            double uo = 0;  // its o terms (held in uc at the measured o; refit_overhead)
+            if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc, &uo)) continue;
             fabcoll::CostQuery fq;
             fq.n = n;
             fq.p = p;
@@ -1540,6 +1544,7 @@ int main(int argc, char** argv) {
             pts.push_back({ua, ub, uc, 0, charged ? alg->placed_written_share(fq) : 0.0, e, 0.0, w,
                            big, small});
             pts.back().small_bytes = 1 - small_sh.beta;
+            pts.back().o = uo;
             point_above.push_back(std::move(above));
             point_above_bytes.push_back(std::move(above_bytes));
           }
@@ -1647,6 +1652,26 @@ int main(int argc, char** argv) {
       lp.model.exchange_beta = wf.chi_beta;
       lp.model.wake = cf.wake;
       lp.model.call_wake = cf.call_wake;
+      // Over the fabric o, the sender's time per message (CostModel::overhead), refitted to the
+      // timed collectives whose formulas charge it (the naive broadcast's and reduce's p − 2),
+      // the rest of the fit held: the burst measures 8-byte sends, which the provider injects
+      // (sockets: 1.0-1.8 µs), where the naive broadcast's root sends 256 B and more. p = 4
+      // sockets on 2 cores, five launches: with the burst's o its prediction came out 10-25%
+      // under its time at 256-432 B and 28-46% at 1.7-67 KiB, and it was chosen where the
+      // pipelined binary tree was faster, the launch's largest regret in four (6.7-14.2%, at
+      // 256 B, 432 B, 67 KiB). Refitted, o came out 2.9-3.3 µs and the largest regret
+      // 5.2-7.9% in four launches. Fitted as a column of the fit itself, o took residuals of α
+      // and K too: χβ came out 3.4-3.6 in two launches of five (1.9-2.7 without it) and
+      // reduce + bcast was chosen over recursive doubling from 256 B up, 15-22% slower at
+      // 16 KiB.
+      o_burst = -1;
+      if (fabric && lp.model.overhead >= 0) {
+        const double o_fit = tuning::refit_overhead(train, cf.residuals, lp.model.overhead);
+        if (o_fit >= 0) {
+          o_burst = lp.model.overhead;
+          lp.model.overhead = o_fit;
+        }
+      }
       bool any_large = false;
       for (const auto& pt : train) any_large = any_large || pt.large > 0;
       if (any_large && cf.beta_large > 0) {
@@ -2180,10 +2205,15 @@ int main(int argc, char** argv) {
       else if (oversub_fit == "collectives" && small_bytes > 0)
         std::printf("; no alpha of its own below %.0f B (injected): error x%.2f with one",
                     small_bytes, 1 / fit_small_gain);
-      std::printf(
-          "; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f; sender overhead o "
-          "and time per byte G measured by all pairs at once\n",
-          all_pairs.c_str(), pairs_lp.model.alpha, pairs_lp.model.beta, pairs_lp.r2);
+      std::printf("; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f; ", all_pairs.c_str(),
+                  pairs_lp.model.alpha, pairs_lp.model.beta, pairs_lp.r2);
+      if (o_burst >= 0)
+        std::printf(
+            "sender overhead o fitted to the timed collectives (a burst of 8-byte sends: "
+            "%.3g s), time per byte G measured by all pairs at once\n",
+            o_burst);
+      else
+        std::printf("sender overhead o and time per byte G measured by all pairs at once\n");
     }
     for (const auto& g : file.gammas)
       std::printf("gamma %s/%s = %.3g s/B\n", g.op.c_str(), g.datatype.c_str(), g.gamma);
@@ -2324,12 +2354,12 @@ int main(int argc, char** argv) {
       if (!train.empty()) {
         // The oversubscribed fit's runs (3b): t ≈ a α + b β (1 + f(ω − 1)) χ-scaled + c.
         std::ofstream csv(report_dir + "/training.csv");
-        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w,large,small\n";
+        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w,large,small,o\n";
         for (std::size_t i = 0; i < train.size(); ++i)
           csv << train_names[i] << ',' << train[i].a << ',' << train[i].b << ',' << train[i].c
               << ',' << train[i].f << ',' << train[i].e << ',' << train[i].above << ','
               << train[i].t << ',' << train[i].w << ',' << train[i].large << ',' << train[i].small
-              << '\n';
+              << ',' << train[i].o << '\n';
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");

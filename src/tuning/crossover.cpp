@@ -247,7 +247,7 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& li
 }
 
 bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& at_model, double& a,
-                       double& b, double& c) {
+                       double& b, double& c, double* o_terms) {
   if (alg.optimal_k != nullptr) return false;
   CostModel at = at_model;
   at.written = 1;  // b: every byte at β (see the declaration)
@@ -286,6 +286,11 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
   a = ua;
   b = ub;
   c = uc;
+  if (o_terms != nullptr) {
+    CostModel uo = with({0, 0, 0}, false);
+    if (at.overhead >= 0) uo.overhead = 1;
+    *o_terms = at.overhead >= 0 ? unit(uo) : 0.0;
+  }
   return true;
 }
 

@@ -436,6 +436,21 @@ std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const doubl
   return best;
 }
 
+double refit_overhead(std::span<const CostPoint> pts, std::span<const double> residuals,
+                      double overhead) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < pts.size() && i < residuals.size(); ++i) {
+    const CostPoint& p = pts[i];
+    if (!(p.t > 0) || !(p.o > 0)) continue;
+    const double w = 1.0 / (p.t * p.t);
+    // What the model leaves for its o terms: the residual plus the o it charged them.
+    const double r = residuals[i] + p.o * overhead;
+    num += w * p.o * r;
+    den += w * p.o * p.o;
+  }
+  return den > 0 ? std::max(0.0, num / den) : -1.0;
+}
+
 bool written_fit_disagrees(double omega, double probe) {
   return probe >= kWrittenProbeSlow && omega - 1 < kWrittenShareLow * (probe - 1);
 }

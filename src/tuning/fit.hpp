@@ -127,6 +127,10 @@ struct CostPoint {
   // The share of its b bytes in messages below CostModel::small_below (injected; as
   // tuning::segment_k mixes β); 0 where small is 0.
   double small_bytes = 0;
+  // Its sender-overhead terms: how many o (CostModel::overhead) its formula charges (the naive
+  // broadcast's root p − 2, tuning::linear_cost_terms); c holds them at the o it was costed
+  // with. Not a column of the fit: refit_overhead fits o to them afterwards.
+  double o = 0;
 };
 
 /// Which further columns fit_cost_points fits (fabcoll-calibrate: over the fabric where ranks
@@ -247,6 +251,14 @@ inline constexpr double kWrittenShareLow = 0.5;
 /// left the probe's mode while the collectives were timed, and the model fitted there is
 /// validated in the other (fabcoll-calibrate measures again, as when the probe moves).
 bool written_fit_disagrees(double omega, double probe);
+
+/// The sender's overhead o (CostModel::overhead) refitted to the points whose formulas charge
+/// it (CostPoint::o > 0), the rest of a fit held: `residuals` are the fit's (t − its model, as
+/// CostFit::residuals), whose c held the points' o terms at `overhead`. The least relative
+/// squares of t − (model − o_terms · overhead) ≈ o_terms · o, at least 0. -1 where no point
+/// has o terms (or no residual for it).
+double refit_overhead(std::span<const CostPoint> pts, std::span<const double> residuals,
+                      double overhead);
 
 /// Median of |x| over xs (0 for none).
 double median_abs(std::span<const double> xs);

@@ -788,13 +788,59 @@ TEST(Fit, CostPointsWithMeasuredOverhead) {
   EXPECT_DOUBLE_EQ(a, 1);       // α + βn + (p − 2)(o + βn): one α
   EXPECT_DOUBLE_EQ(b, 7 * 64);  // (p − 1) n
   EXPECT_DOUBLE_EQ(c, 6 * 1e-6);
+  double o_terms = -1;
+  ASSERT_TRUE(linear_cost_terms(*naive, 64, 8, truth, a, b, c, &o_terms));
+  EXPECT_DOUBLE_EQ(o_terms, 6);  // (p − 2) o, held in c
   CostModel texts = truth;
   texts.overhead = -1;
-  ASSERT_TRUE(linear_cost_terms(*naive, 64, 8, texts, a, b, c));
+  ASSERT_TRUE(linear_cost_terms(*naive, 64, 8, texts, a, b, c, &o_terms));
   EXPECT_DOUBLE_EQ(a, 7);  // (p − 1)(α + βn)
   EXPECT_DOUBLE_EQ(c, 0);
+  EXPECT_DOUBLE_EQ(o_terms, 0);  // every o an α
 
   expect_fit_recovers(truth);
+}
+
+// o refitted to the points whose formulas charge it (fabcoll-calibrate over the fabric: the
+// burst's o is an injected 8-byte send's, the naive broadcast's root sends more). Costed with
+// the burst's o, timed with another: the rest of the model held, that o comes back from the
+// points with o terms, whatever the others' residuals.
+TEST(Fit, OverheadRefitToThePointsThatChargeIt) {
+  CostModel truth{8e-6, 3e-10, 5e-11};
+  truth.overhead = 5e-6;
+  CostModel burst = truth;
+  burst.overhead = 1e-6;
+  std::vector<CostPoint> pts;
+  std::vector<double> residuals;
+  int with_o = 0;
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->optimal_k != nullptr || !eligible(*alg, 8, true)) continue;
+    if (alg->coll != Collective::bcast && alg->coll != Collective::reduce) continue;
+    for (double n : {256.0, 2048.0, 32768.0}) {
+      CostPoint pt;
+      if (!linear_cost_terms(*alg, n, 8, burst, pt.a, pt.b, pt.c, &pt.o)) continue;
+      CostQuery q;
+      q.n = n;
+      q.p = 8;
+      q.k = 1;
+      q.m = truth;
+      pt.t = alg->cost(q);
+      // The held model's residual; points without o terms get a large one of their own.
+      const double model = pt.a * truth.alpha + pt.b * truth.beta + pt.c;
+      residuals.push_back(pt.o > 0 ? pt.t - model : 0.3 * pt.t);
+      with_o += pt.o > 0 ? 1 : 0;
+      pts.push_back(pt);
+    }
+  }
+  ASSERT_GE(with_o, 6);  // the naive broadcast and reduce
+  EXPECT_NEAR(refit_overhead(pts, residuals, burst.overhead), truth.overhead, 1e-12);
+  // Timed below what o = 0 predicts: 0, never negative.
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    if (pts[i].o > 0) residuals[i] = -pts[i].o * burst.overhead - 1e-6;
+  EXPECT_EQ(refit_overhead(pts, residuals, burst.overhead), 0.0);
+  // No point with o terms: not fitted.
+  for (CostPoint& pt : pts) pt.o = 0;
+  EXPECT_EQ(refit_overhead(pts, residuals, burst.overhead), -1.0);
 }
 
 // A measured sender time per byte G (LogGP's G) is known like o: its terms go into c and b

@@ -1611,15 +1611,25 @@ int main(int argc, char** argv) {
       // fit's weighted error fell to 0.37-0.64 of what it was. K below the break only
       // (CostModel::call_wake): charged at every size it put reduce + bcast under recursive
       // doubling from 29 KiB, where it was 3-17% slower.
-      // And β below the break apart from β above it (the sizes above say why).
+      // And β below the break apart from β above it (the sizes above say why). Inside a node
+      // too, at shm's single-copy threshold: below it a message is copied twice, into a ring
+      // cell its sender writes and out of it by the receiver, from it once (the receiver's CMA
+      // read). In the VM's slowest mode (the written-data probe x5.7-6.3; reading lines
+      // another core modified) every ring transfer pays for it: p = 4 on 2 cores, one β through
+      // both put every algorithm 26-64% under its time at 8-33 KiB, and eight --quick launches
+      // had median errors of 25.3-32.5% (five with regrets of 44-52%: the hybrid chosen at
+      // 32 KiB, whose halves go through the rings, over recursive doubling's single copies).
+      // With β below the break of its own (2.9-3.0e-10 s/B against 1.2-1.3e-10 above) six
+      // launches in that mode came out at 12.5-14.5% and 4.8-9.3%.
       tuning::CostFitOptions fit_options;
-      fit_options.split_above = fit_options.call = fit_options.beta_below = fabric;
+      fit_options.split_above = fit_options.call = fabric;
+      fit_options.beta_below = fabric || broken;
       const auto fit_of = [&](const std::vector<tuning::CostPoint>& tr) {
         return fabric ? tuning::fit_cost_points_written(
                             tr, max_omega, tuning::kExchangeMin, tuning::kExchangeFileMax,
                             tuning::kExchangeMin, tuning::kExchangeMax, fit_options)
                       : tuning::fit_cost_points_written(tr, max_omega, tuning::kExchangeMin,
-                                                        tuning::kExchangeMax);
+                                                        tuning::kExchangeMax, 1, 1, fit_options);
       };
       std::vector<tuning::WrittenFit> fits;
       for (const auto& tr : trains) fits.push_back(fit_of(tr));

@@ -139,7 +139,8 @@ struct CostPoint {
 /// times it). call: (1 − e)(1 − above) once per point at call_wake (CostModel::call_wake: the
 /// lower segment's).
 /// beta_below: the bytes below the break at a β of their own (CostFit::beta_below; the lower
-/// segment's), those above it at β.
+/// segment's), those above it at β (inside a node too: shm's rings below its single-copy
+/// threshold, one copy from it).
 struct CostFitOptions {
   bool split_above = false;
   bool call = false;

@@ -1387,8 +1387,9 @@ int main(int argc, char** argv) {
       // recursive doubling's two steps of n (90–110 against 68–79 µs measured, regret 40–47%
       // in three launches). The rounds whose messages reach the threshold (their share of the
       // critical path, as the selector mixes a whole-message algorithm's α:
-      // tuning::mixed_segments) get α of the upper segment, β shared; 96 KiB adds a size
-      // between 32 and 384 KiB to that segment.
+      // tuning::mixed_segments) get α of the upper segment (and their bytes β of the upper
+      // segment, the others β below the break: CostFitOptions::beta_below, below); 96 KiB adds
+      // a size between 32 and 384 KiB to that segment.
       // Over the fabric no break is known beforehand, and one α through all sizes fitted sockets
       // badly: its one-way time is a staircase (16-17 µs up to 128 B, 22-23 at 256-512 B, 28-31
       // from 1 to 32 KiB, p = 2), and at p = 4 on 2 cores the fit's R² came out 0.67-0.75 in

@@ -104,7 +104,8 @@ struct CostPoint {
   double f = 0;  // the share of b that moves written data (Algorithm::written_share)
   double e = 0;  // the share of a and b spent in exchanges (Algorithm::exchange_share)
   // The share of its a rounds whose messages lie above a protocol break (shm's single-copy
-  // threshold): those cost the upper segment's α (CostFit::alpha_above), the same β.
+  // threshold): those cost the upper segment's α (CostFit::alpha_above), the same β (unless
+  // CostFitOptions::beta_below: above_bytes).
   double above = 0;
   // The rounds that wait for a wake-up (CostModel::wake): a(1 − e) for a fan-in collective
   // (fabcoll::fans_in), 0 otherwise. A fourth parameter W, as α not scaled by χ.

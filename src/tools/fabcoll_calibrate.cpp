@@ -1670,8 +1670,10 @@ int main(int argc, char** argv) {
       // sockets on 2 cores, five launches: with the burst's o its prediction came out 10-25%
       // under its time at 256-432 B and 28-46% at 1.7-67 KiB, and it was chosen where the
       // pipelined binary tree was faster, the launch's largest regret in four (6.7-14.2%, at
-      // 256 B, 432 B, 67 KiB). Refitted, o came out 2.9-3.3 µs and the largest regret
-      // 5.2-7.9% in four launches. Fitted as a column of the fit itself, o took residuals of α
+      // 256 B, 432 B, 67 KiB). Refitted, o came out 2.9-4.3 µs in eleven launches, nine of
+      // them within the regret target; the naive broadcast chosen where another was faster
+      // exceeded it in one (13.4% at 256 B). Fitted as a column of the fit itself, o took
+      // residuals of α
       // and K too: χβ came out 3.4-3.6 in two launches of five (1.9-2.7 without it) and
       // reduce + bcast was chosen over recursive doubling from 256 B up, 15-22% slower at
       // 16 KiB.

@@ -1163,6 +1163,10 @@ int main(int argc, char** argv) {
   // where it stands.
   double o_burst = -1;
   bool omega_disagrees = false;
+  // The pairs' ping-pong β below shm's single-copy threshold over the β below it fitted to the
+  // timed collectives (0: not fitted apart), and whether it is too low (ring_fit_disagrees).
+  double ring_ratio = 0;
+  bool rings_disagree = false;
   std::vector<FanoutRun> fanout_runs;
   std::vector<StreamedRun> streamed_runs;
   const char* fanout_env = std::getenv("FABCOLL_CALIBRATE_TEST_FANOUT");
@@ -1204,7 +1208,7 @@ int main(int argc, char** argv) {
     return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier_time, train, train_names, tables,
                     results, drift, drift_small, drift_large, drifted, probe_before, probe_after,
                     probes_during, probe_change, probe_moved, omega_fitted, omega_disagrees,
-                    fanout_runs, streamed_runs, validation_seconds);
+                    ring_ratio, rings_disagree, fanout_runs, streamed_runs, validation_seconds);
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
@@ -1239,6 +1243,7 @@ int main(int argc, char** argv) {
     // 1c: written data across CPUs, timed again after the validation (5b).
     probe_before = written_probe(world, rank, p, placed, quick);
     omega_fitted = 0;
+    ring_ratio = 0;
     file = tuning::TuningFile{};
     file.created = utc_now();
     const char* prov = std::getenv("FABCOLL_PROVIDER");
@@ -1700,6 +1705,9 @@ int main(int argc, char** argv) {
       lp.beta_above = lp.model.beta;
       // β below the break, where fitted apart: the lower segment's (lp.model), β the upper's.
       if (lp.break_bytes > 0 && cf.beta_below >= 0) lp.model.beta = std::max(1e-13, cf.beta_below);
+      // Inside a node: the rings' β as the collectives saw them, against the pairs' ping-pong
+      // just before (tuning::ring_fit_disagrees).
+      if (broken && cf.beta_below >= 0) ring_ratio = pairs_lp.model.beta / lp.model.beta;
       // An exchange's α above the break, as a multiple of the one-way α there.
       lp.exchange_alpha_above = lp.break_bytes > 0 && cf.exchange_alpha_above >= 0
                                     ? std::clamp(cf.exchange_alpha_above / lp.alpha_above,
@@ -2011,23 +2019,28 @@ int main(int argc, char** argv) {
     // where the validation, back in the slow mode, found it 23–30% slower than recursive
     // doubling (tuning::written_fit_disagrees).
     omega_disagrees = omega_fitted > 0 && tuning::written_fit_disagrees(omega_fitted, probe_before);
+    // And whether the timed collectives saw shm's rings slower than the ping-pong before them.
+    rings_disagree = ring_ratio > 0 && ring_ratio < tuning::kRingRatioLow;
     // Whether to measure again: rank 0 decides, all follow (one broadcast per attempt: the
     // ranks' clocks differ a little, and nothing else may tell them apart here). Without a
     // validation there is nothing to compare. FABCOLL_CALIBRATE_TEST_DISTURB=N (tests): the
     // first N attempts count as disturbed. --quick stays under kQuickSeconds: another attempt
     // as long as this one must fit (a forced one always runs: the test's load must not decide).
     const bool forced = attempt <= test_disturbed;
-    const bool disturbed = !no_validate && (drifted || probe_moved || omega_disagrees || forced);
+    const bool disturbed =
+        !no_validate && (drifted || probe_moved || omega_disagrees || rings_disagree || forced);
     // A forced attempt (the test's) counts as changed beyond any measured one; ω against the
     // probe as the log of the excess the fit shows over the probe's (a fit in the other mode
     // weighs more than a drift of the usual 1.25–1.5).
     const double omega_change =
         omega_disagrees ? std::abs(std::log(std::max(omega_fitted - 1, 0.01) / (probe_before - 1)))
                         : 0.0;
+    const double ring_change =
+        rings_disagree ? std::abs(std::log(ring_ratio / tuning::kRingRatioLow)) : 0.0;
     const double change =
-        forced
-            ? HUGE_VAL
-            : std::max({std::abs(std::log(drift)), std::abs(std::log(probe_change)), omega_change});
+        forced ? HUGE_VAL
+               : std::max({std::abs(std::log(drift)), std::abs(std::log(probe_change)),
+                           omega_change, ring_change});
     if (disturbed && (!least_changed || change < least_change)) {
       least_changed = values_of(state());
       least_change = change;
@@ -2041,13 +2054,17 @@ int main(int argc, char** argv) {
         omega_disagrees ? fmt("; the fit's omega %.2f", omega_fitted) +
                               fmt(" against written data x%.2f before it", probe_before)
                         : std::string();
+    const std::string ring_note =
+        rings_disagree ? fmt("; the fit's rings x%.2f the ping-pong's beta below the threshold",
+                             1 / ring_ratio)
+                       : std::string();
     if (rank == 0 && disturbed && attempt <= retries)
       std::fprintf(stderr,
                    "fabcoll-calibrate: attempt %d: the machine changed speed during the run "
                    "(ping-pong after the validation x%.2f the one before: x%.2f below 64 KiB, "
-                   "x%.2f from 64 KiB; written data across CPUs x%.2f%s%s); %s\n",
+                   "x%.2f from 64 KiB; written data across CPUs x%.2f%s%s%s); %s\n",
                    attempt, drift, drift_small, drift_large, probe_change, omega_note.c_str(),
-                   forced ? ", FABCOLL_CALIBRATE_TEST_DISTURB" : "",
+                   ring_note.c_str(), forced ? ", FABCOLL_CALIBRATE_TEST_DISTURB" : "",
                    again != 0 ? ("measuring again (" + std::to_string(attempt) + " of --retries " +
                                  std::to_string(retries) + ")")
                                     .c_str()
@@ -2056,8 +2073,8 @@ int main(int argc, char** argv) {
     if (again == 0) break;
   }  // attempts
   // The last attempt is kept unless it was disturbed too and an earlier one changed less.
-  const bool last_disturbed =
-      !no_validate && (drifted || probe_moved || omega_disagrees || attempt <= test_disturbed);
+  const bool last_disturbed = !no_validate && (drifted || probe_moved || omega_disagrees ||
+                                               rings_disagree || attempt <= test_disturbed);
   if (!last_disturbed || kept == attempt) {
     kept = attempt;
   } else {
@@ -2117,6 +2134,8 @@ int main(int argc, char** argv) {
     v["attempts"] = attempt;
     v["passes"] = kValidationPasses;
     v["kept_attempt"] = kept;
+    // The pairs' ping-pong β below shm's threshold over the fit's (0: not fitted apart).
+    v["ring_ratio"] = ring_ratio;
     v["written_probe"] = {
         {"before", probe_before}, {"after", probe_after}, {"during", probes_during}};
     if (!fanout_runs.empty()) {
@@ -2313,6 +2332,13 @@ int main(int argc, char** argv) {
                      "less than half the excess of the probe before it (x%.2f): the timed "
                      "collectives saw the machine in another mode; calibrate again\n",
                      omega_fitted, probe_before);
+      if (rings_disagree)
+        std::fprintf(stderr,
+                     "fabcoll-calibrate: warning: the fit put shm's rings at beta = x%.2f the "
+                     "pairs' ping-pong's below the single-copy threshold (x%.2f at most where "
+                     "they keep their speed): the timed collectives saw slower rings; "
+                     "calibrate again\n",
+                     1 / ring_ratio, 1 / tuning::kRingRatioLow);
     }
 
     std::string err;
@@ -2526,6 +2552,12 @@ int main(int argc, char** argv) {
                  ? " The fit put written data at ω " + fmt("%.2f", omega_fitted) +
                        ", less than half the probe's excess before it: the timed collectives "
                        "saw the machine in another mode than the probe."
+                 : std::string())
+         << (rings_disagree
+                 ? " The fit put shm's rings (β below the single-copy threshold) at x" +
+                       fmt("%.2f", 1 / ring_ratio) +
+                       " the pairs' ping-pong's: the timed collectives saw slower rings than "
+                       "the ping-pong before them."
                  : std::string())
          << (attempt > 1 && !last_disturbed
                  ? " This was attempt " + std::to_string(attempt) +

@@ -451,6 +451,11 @@ double refit_overhead(std::span<const CostPoint> pts, std::span<const double> re
   return den > 0 ? std::max(0.0, num / den) : -1.0;
 }
 
+bool ring_fit_disagrees(double fit_beta_below, double pingpong_beta_below) {
+  return fit_beta_below > 0 && pingpong_beta_below > 0 &&
+         pingpong_beta_below / fit_beta_below < kRingRatioLow;
+}
+
 bool written_fit_disagrees(double omega, double probe) {
   return probe >= kWrittenProbeSlow && omega - 1 < kWrittenShareLow * (probe - 1);
 }

@@ -254,6 +254,22 @@ inline constexpr double kWrittenShareLow = 0.5;
 /// validated in the other (fabcoll-calibrate measures again, as when the probe moves).
 bool written_fit_disagrees(double omega, double probe);
 
+/// The least ratio of the pairs' ping-pong β below shm's single-copy threshold (every pair at
+/// once, ranks sharing cores) to the β below it fitted to the timed collectives right after
+/// (CostFitOptions::beta_below) in an attempt whose rings kept their speed. p = 4 shm on
+/// 2 cores, eleven launches of the thirty-fifth session: 2.2–3.6 in ten, in both of the VM's
+/// slow modes (the ping-pong's 2.0–10.8e-10 s/B against the fit's 0.9–3.1e-10). The eleventh
+/// read 0.95: its fit took the slow rings' β (4.0e-10) between a ping-pong and a validation
+/// that both ran them 2–3 times faster, and every algorithm came out 30–150% over its time at
+/// 3–16 KiB (median error 35.3%). Three launches with the check: 1.73–2.87 in the attempts
+/// kept; it flagged one attempt (0.93), which the ping-pong's drift (x1.26) and the written
+/// probe (x2.63) flagged too.
+inline constexpr double kRingRatioLow = 1.5;
+/// True where the ratio (pingpong_beta_below / fit_beta_below) is below kRingRatioLow: the
+/// timed collectives saw shm's rings slower than the ping-pong just before them did
+/// (fabcoll-calibrate measures again). False where either β is not positive (not fitted).
+bool ring_fit_disagrees(double fit_beta_below, double pingpong_beta_below);
+
 /// The sender's overhead o (CostModel::overhead) refitted to the points whose formulas charge
 /// it (CostPoint::o > 0), the rest of a fit held: `residuals` are the fit's (t − its model, as
 /// CostFit::residuals), whose c held the points' o terms at `overhead`. The least relative

@@ -243,6 +243,21 @@ TEST(Fit, WrittenFitDisagreesWithTheProbe) {
   EXPECT_TRUE(tuning::written_fit_disagrees(1.49, 2.0));
 }
 
+// shm's rings timed slower by the fit than by the ping-pong before it (the thirty-fifth
+// session's launches in tuning/fit.hpp: the pairs' 3.8e-10 s/B against the fit's 3.99e-10
+// flagged; 1.05e-9 against 3.0e-10, 2.03e-10 against 9.08e-11 not).
+TEST(Fit, RingFitDisagreesWithThePingPong) {
+  EXPECT_TRUE(tuning::ring_fit_disagrees(3.99e-10, 3.8e-10));
+  EXPECT_FALSE(tuning::ring_fit_disagrees(3.0e-10, 1.05e-9));
+  EXPECT_FALSE(tuning::ring_fit_disagrees(1.24e-10, 3.11e-10));
+  EXPECT_FALSE(tuning::ring_fit_disagrees(9.08e-11, 2.03e-10));
+  // At the bound, and not fitted.
+  EXPECT_FALSE(tuning::ring_fit_disagrees(1e-10, 1.5e-10));
+  EXPECT_TRUE(tuning::ring_fit_disagrees(1e-10, 1.49e-10));
+  EXPECT_FALSE(tuning::ring_fit_disagrees(0, 1e-10));
+  EXPECT_FALSE(tuning::ring_fit_disagrees(1e-10, 0));
+}
+
 TEST(Fit, CostPointsRecoverAlphaBeta) {
   const CostModel truth{8e-6, 3e-10, 5e-11};
   std::vector<std::string> nonlinear;

@@ -1217,6 +1217,12 @@ int main(int argc, char** argv) {
   double least_change = 0;
   int kept = 1;  // the attempt reported
   int attempt = 1;
+  // Whether the attempt just run counts as disturbed: the machine changed speed during it, or
+  // its fit disagrees with the probe or the ping-pong before it (or the tests force it).
+  const auto attempt_disturbed = [&] {
+    return !no_validate && (drifted || probe_moved || omega_disagrees || rings_disagree ||
+                            attempt <= test_disturbed);
+  };
   for (;; ++attempt) {
     const double attempt_start = prog.elapsed();
     if (attempt > 1) {
@@ -2029,8 +2035,7 @@ int main(int argc, char** argv) {
     // first N attempts count as disturbed. --quick stays under kQuickSeconds: another attempt
     // as long as this one must fit (a forced one always runs: the test's load must not decide).
     const bool forced = attempt <= test_disturbed;
-    const bool disturbed =
-        !no_validate && (drifted || probe_moved || omega_disagrees || rings_disagree || forced);
+    const bool disturbed = attempt_disturbed();
     // A forced attempt (the test's) counts as changed beyond any measured one; ω against the
     // probe as the log of the excess the fit shows over the probe's (a fit in the other mode
     // weighs more than a drift of the usual 1.25–1.5).
@@ -2075,8 +2080,7 @@ int main(int argc, char** argv) {
     if (again == 0) break;
   }  // attempts
   // The last attempt is kept unless it was disturbed too and an earlier one changed less.
-  const bool last_disturbed = !no_validate && (drifted || probe_moved || omega_disagrees ||
-                                               rings_disagree || attempt <= test_disturbed);
+  const bool last_disturbed = attempt_disturbed();
   if (!last_disturbed || kept == attempt) {
     kept = attempt;
   } else {

@@ -287,9 +287,12 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
   b = ub;
   c = uc;
   if (o_terms != nullptr) {
-    CostModel uo = with({0, 0, 0}, false);
-    if (at.overhead >= 0) uo.overhead = 1;
-    *o_terms = at.overhead >= 0 ? unit(uo) : 0.0;
+    *o_terms = 0;  // o not measured: its terms are α's, in a
+    if (at.overhead >= 0) {
+      CostModel uo = with({0, 0, 0}, false);
+      uo.overhead = 1;
+      *o_terms = unit(uo);
+    }
   }
   return true;
 }

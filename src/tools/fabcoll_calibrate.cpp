@@ -987,9 +987,14 @@ std::vector<double> validation_sizes(const std::vector<tuning::CrossoverSegment>
 }
 
 std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
+  // Sized to the text: a fixed buffer cut longer notes short (the rings' check's ended
+  // "below the threshol").
+  const int len = std::snprintf(nullptr, 0, f, v);
+  if (len <= 0) return {};
+  std::string out(static_cast<std::size_t>(len) + 1, '\0');
+  std::snprintf(out.data(), out.size(), f, v);
+  out.resize(static_cast<std::size_t>(len));
+  return out;
 }
 
 /// " (x1.98–x5.10 after each validated size)" for the written-data probes during the
@@ -1203,8 +1208,8 @@ int main(int argc, char** argv) {
   // runs again (every rank sees the same drift and probe: both are reduced over the ranks).
   const char* disturb_env = std::getenv("FABCOLL_CALIBRATE_TEST_DISTURB");
   const int test_disturbed = disturb_env != nullptr ? std::atoi(disturb_env) : 0;
-  // Where every attempt was disturbed, the one whose machine changed least is kept: how much
-  // it changed, max(|ln drift|, |ln probe change|), is the same number on every rank.
+  // Where every attempt was disturbed, the least disturbed is kept (tuning::attempt_changed_less:
+  // first whether the machine moved, then by how much); the same on every rank.
   // An attempt's state as references (assignable from a snapshot of values).
   const auto state = [&] {
     return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier_time, train, train_names, tables,
@@ -1214,7 +1219,7 @@ int main(int argc, char** argv) {
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
-  double least_change = 0;
+  tuning::AttemptChange least_change;
   int kept = 1;  // the attempt reported
   int attempt = 1;
   // Whether the attempt just run counts as disturbed: the machine changed speed during it, or
@@ -2036,19 +2041,20 @@ int main(int argc, char** argv) {
     // as long as this one must fit (a forced one always runs: the test's load must not decide).
     const bool forced = attempt <= test_disturbed;
     const bool disturbed = attempt_disturbed();
-    // A forced attempt (the test's) counts as changed beyond any measured one; ω against the
-    // probe as the log of the excess the fit shows over the probe's (a fit in the other mode
-    // weighs more than a drift of the usual 1.25–1.5).
+    // A forced attempt (the test's) ranks after any measured one; ω against the probe as the
+    // log of the excess the fit shows over the probe's, the rings as the log of their ratio to
+    // its bound.
     const double omega_change =
         omega_disagrees ? std::abs(std::log(std::max(omega_fitted - 1, 0.01) / (probe_before - 1)))
                         : 0.0;
     const double ring_change =
         rings_disagree ? std::abs(std::log(ring_ratio / tuning::kRingRatioLow)) : 0.0;
-    const double change =
-        forced ? HUGE_VAL
-               : std::max({std::abs(std::log(drift)), std::abs(std::log(probe_change)),
-                           omega_change, ring_change});
-    if (disturbed && (!least_changed || change < least_change)) {
+    const tuning::AttemptChange change{
+        .machine = std::max(std::abs(std::log(drift)), std::abs(std::log(probe_change))),
+        .moved = drifted || probe_moved,
+        .fit = std::max(omega_change, ring_change),
+        .forced = forced};
+    if (disturbed && (!least_changed || tuning::attempt_changed_less(change, least_change))) {
       least_changed = values_of(state());
       least_change = change;
       kept = attempt;

@@ -456,6 +456,14 @@ bool ring_fit_disagrees(double fit_beta_below, double pingpong_beta_below) {
          pingpong_beta_below / fit_beta_below < kRingRatioLow;
 }
 
+bool attempt_changed_less(const AttemptChange& a, const AttemptChange& b) {
+  if (a.forced != b.forced) return b.forced;
+  if (a.moved != b.moved) return b.moved;
+  if (!a.moved) return std::max(a.machine, a.fit) < std::max(b.machine, b.fit);
+  if (a.machine != b.machine) return a.machine < b.machine;
+  return a.fit < b.fit;
+}
+
 bool written_fit_disagrees(double omega, double probe) {
   return probe >= kWrittenProbeSlow && omega - 1 < kWrittenShareLow * (probe - 1);
 }

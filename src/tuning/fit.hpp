@@ -270,6 +270,27 @@ inline constexpr double kRingRatioLow = 1.5;
 /// (fabcoll-calibrate measures again). False where either β is not positive (not fitted).
 bool ring_fit_disagrees(double fit_beta_below, double pingpong_beta_below);
 
+/// How much one of fabcoll-calibrate's attempts was disturbed, for keeping the least disturbed
+/// where every attempt was (attempt_changed_less). `machine`: how far the machine itself changed
+/// speed during it, max(|ln drift|, |ln probe change|) of the ping-pong after the validation and
+/// the written-data probe; `moved`: whether either passed its bound. `fit`: how far its fit
+/// disagrees with what was timed before it (the ω and rings' checks, as a log of the ratio to
+/// their bound; 0 where neither flags it). `forced`: the tests' FABCOLL_CALIBRATE_TEST_DISTURB.
+struct AttemptChange {
+  double machine = 0;
+  bool moved = false;
+  double fit = 0;
+  bool forced = false;
+};
+/// Whether attempt a is to be kept before attempt b. A forced attempt ranks last. Then one whose
+/// machine stayed within its bounds ranks before one whose machine moved, whatever the fit's
+/// checks say: a validation run at another speed than its fit's measures the machine's change,
+/// not the model. Two within their bounds rank by max(machine, fit); two that moved, by machine,
+/// then fit. (p = 4 shm on 2 cores, the thirty-fifth session: in the VM's x2 mode the ω check
+/// flags every attempt, with weights of 2.4–4.8, and one launch kept an attempt whose probe
+/// moved x2.66 during the validation, 77.6% regret, over one that drifted x1.08.)
+bool attempt_changed_less(const AttemptChange& a, const AttemptChange& b);
+
 /// The sender's overhead o (CostModel::overhead) refitted to the points whose formulas charge
 /// it (CostPoint::o > 0), the rest of a fit held: `residuals` are the fit's (t − its model, as
 /// CostFit::residuals), whose c held the points' o terms at `overhead`. The least relative

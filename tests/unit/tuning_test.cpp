@@ -258,6 +258,31 @@ TEST(Fit, RingFitDisagreesWithThePingPong) {
   EXPECT_FALSE(tuning::ring_fit_disagrees(1e-10, 0));
 }
 
+// Which disturbed attempt calibrate keeps. The thirty-fifth session's 29.5/77.6% launch (p = 4
+// shm, the VM's x2 mode): attempt 1, probe moved x2.66 during its validation, ω 1.10 against a
+// probe of 2.1 (fit weight |ln(0.10/1.1)| = 2.4); attempt 4, drift x1.08, probe x1.11, ω 1.00
+// (weight |ln(0.01/1.1)| = 4.7). Attempt 4 is kept: its machine stayed within its bounds.
+TEST(Fit, AttemptWhoseMachineStayedIsKept) {
+  const tuning::AttemptChange moved{.machine = std::log(2.66), .moved = true, .fit = 2.4};
+  const tuning::AttemptChange stayed{.machine = std::log(1.11), .moved = false, .fit = 4.7};
+  EXPECT_TRUE(tuning::attempt_changed_less(stayed, moved));
+  EXPECT_FALSE(tuning::attempt_changed_less(moved, stayed));
+  // Both within their bounds: the larger of the machine's change and the fit's decides.
+  const tuning::AttemptChange near{.machine = 0.2, .moved = false, .fit = 0.1};
+  EXPECT_TRUE(tuning::attempt_changed_less(near, stayed));
+  EXPECT_FALSE(tuning::attempt_changed_less(stayed, near));
+  // Both moved: the machine's change decides, then the fit's.
+  const tuning::AttemptChange moved_less{.machine = std::log(1.3), .moved = true, .fit = 3.0};
+  EXPECT_TRUE(tuning::attempt_changed_less(moved_less, moved));
+  const tuning::AttemptChange moved_same{.machine = std::log(2.66), .moved = true, .fit = 1.0};
+  EXPECT_TRUE(tuning::attempt_changed_less(moved_same, moved));
+  EXPECT_FALSE(tuning::attempt_changed_less(moved, moved));
+  // A forced attempt ranks after any measured one.
+  const tuning::AttemptChange forced{.forced = true};
+  EXPECT_TRUE(tuning::attempt_changed_less(moved, forced));
+  EXPECT_FALSE(tuning::attempt_changed_less(forced, moved));
+}
+
 TEST(Fit, CostPointsRecoverAlphaBeta) {
   const CostModel truth{8e-6, 3e-10, 5e-11};
   std::vector<std::string> nonlinear;

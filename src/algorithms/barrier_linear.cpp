@@ -2,8 +2,9 @@
 // naive gather (Sanders et al. §13.5.1) and the naive broadcast (§13.1) of zero bytes, the
 // message-passing form of the central-counter barrier of §13.4.3 (Listing 13.1).
 //   T(p) = 2(p − 1)α on the texts' one-port model (rank 0's port serialises p − 1 arrivals,
-//          then p − 1 releases); with the per-message overhead o apart from α
-//          (CostModel::overhead): 2(α + (p − 2)o).
+//          then p − 1 releases); with the per-message overheads apart from α, the
+//          receiver's o_r for the arrivals and the sender's o for the releases
+//          (CostModel::receive_overhead, ::overhead): 2α + (p − 2)(o_r + o).
 // Only two message hops on the critical path whatever p, and no rank waits for a rank other
 // than 0: when ranks time-share cores each hop can cost a scheduling delay, and this barrier
 // pays two where the dissemination barrier pays ⌈log p⌉.
@@ -36,7 +37,7 @@ namespace {
 Task<> run(Channel& ch, const CollArgs& /*args*/) { return barrier_linear(ch); }
 double cost(const CostQuery& q) {
   if (q.p <= 1) return 0.0;
-  return 2 * (q.m.alpha + (q.p - 2) * q.m.send_overhead());
+  return 2 * q.m.alpha + (q.p - 2) * (q.m.recv_overhead() + q.m.send_overhead());
 }
 }  // namespace
 
@@ -46,7 +47,7 @@ const Algorithm kBarrierLinear{
     .reference =
         "Sanders et al. §13.5.1 naive gather + §13.1 naive broadcast of zero bytes (the "
         "central barrier of §13.4.3, Listing 13.1)",
-    .formula = "2(α + (p − 2)o); o = α: 2(p − 1)α",
+    .formula = "2α + (p − 2)(o_r + o); o_r = o = α: 2(p − 1)α",
     .needs_commutative = false,
     .needs_power_of_two = false,
     .cost = cost,

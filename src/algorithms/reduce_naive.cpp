@@ -4,14 +4,14 @@
 // root) at once, and it folds them in; on the texts' one-port model (its receive port takes
 // one message at a time, o = α, G = β):
 //   T(n, p) = (p - 1)(α + βn + γn)
-// With the folding rank's own time per message o and per byte G (CostModel::overhead, ::gap;
-// LogGP charges a receiver, like a sender, o + Gn a message: on shm the fold reads each ring
-// message's cells straight into the combine, as its sender wrote them, so beside γn it pays
-// that read, not a copy out as well) the last fold ends after
-//   T(n, p) = α + βn + γn + (p - 2)(o + Gn + γn)
+// With the folding rank's own time per message o_r and per byte G (CostModel::receive_overhead,
+// ::gap; LogGP charges a receiver, like a sender, o + Gn a message, PLogP its own o_r: on shm
+// the fold reads each ring message's cells straight into the combine, as its sender wrote them,
+// so beside γn it pays that read, not a copy out as well) the last fold ends after
+//   T(n, p) = α + βn + γn + (p - 2)(o_r + Gn + γn)
 // and, for messages the folding rank reads itself (shm single copy, n >= pull_bytes), one after
 // another:
-//   T(n, p) = α + βn + γn + (p - 2)(o + βn + γn)
+//   T(n, p) = α + βn + γn + (p - 2)(o_r + βn + γn)
 // Non-commutative ⊗ and root ≠ 0: rank 0 folds in rank order and forwards, + (α + βn), as the
 // binomial reduce does.
 // Where the transport clears fan-ins (Transport::clear_fan_in_from: the sockets provider from
@@ -80,7 +80,7 @@ double cost(const CostQuery& q) {
   const bool pulled = q.m.pull_bytes > 0 && q.n >= q.m.pull_bytes;
   const double per_byte = (pulled ? q.m.beta : q.m.send_gap()) * q.n;
   return q.m.alpha + q.m.beta * q.n + combine +
-         (q.p - 2) * (q.m.send_overhead() + per_byte + combine);
+         (q.p - 2) * (q.m.recv_overhead() + per_byte + combine);
 }
 double message_bytes(const CostQuery& q) { return q.n; }  // every send is the whole input
 }  // namespace
@@ -92,7 +92,7 @@ const Algorithm kReduceNaive{
         "Sanders et al. §13.1 naive broadcast run backwards (§13.2: reduction as a "
         "reversed broadcast)",
     .formula =
-        "α + βn + γn + (p − 2)(o + Gn + γn); o = α, G = β: (p − 1)(α + βn + γn); "
+        "α + βn + γn + (p − 2)(o_r + Gn + γn); o_r = α, G = β: (p − 1)(α + βn + γn); "
         "receiver-pulled n: G = β; + (α + βn) for non-commutative ⊗ with root ≠ 0",
     .needs_commutative = false,
     .needs_power_of_two = false,

@@ -1533,8 +1533,9 @@ int main(int argc, char** argv) {
                 above[bi] = sh.alpha;
                 above_bytes[bi] = sh.beta;
               }
-            double uo = 0;  // its o terms (held in uc at the measured o; refit_overhead)
-            if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc, &uo)) continue;
+            // Its o and o_r terms (held in uc at the measured o; refit_overhead).
+            double uo = 0, uor = 0;
+            if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc, &uo, &uor)) continue;
             fabcoll::CostQuery fq;
             fq.n = n;
             fq.p = p;
@@ -1564,6 +1565,7 @@ int main(int argc, char** argv) {
                            big, small});
             pts.back().small_bytes = 1 - small_sh.beta;
             pts.back().o = uo;
+            pts.back().o_recv = uor;
             point_above.push_back(std::move(above));
             point_above_bytes.push_back(std::move(above_bytes));
           }
@@ -1682,7 +1684,7 @@ int main(int argc, char** argv) {
       lp.model.wake = cf.wake;
       lp.model.call_wake = cf.call_wake;
       // Over the fabric o, the sender's time per message (CostModel::overhead), refitted to the
-      // timed collectives whose formulas charge it (the naive broadcast's and reduce's p − 2),
+      // timed collectives whose formulas charge it (the naive broadcast's p − 2),
       // the rest of the fit held: the burst measures 8-byte sends, which the provider injects
       // (sockets: 1.0-1.8 µs), where the naive broadcast's root sends 256 B and more. p = 4
       // sockets on 2 cores, five launches: with the burst's o its prediction came out 10-25%
@@ -1691,17 +1693,26 @@ int main(int argc, char** argv) {
       // 256 B, 432 B, 67 KiB). Refitted, o came out 2.9-4.3 µs in eleven launches, nine of
       // them within the regret target; the naive broadcast chosen where another was faster
       // exceeded it in one (13.4% at 256 B). Fitted as a column of the fit itself, o took
-      // residuals of α
-      // and K too: χβ came out 3.4-3.6 in two launches of five (1.9-2.7 without it) and
-      // reduce + bcast was chosen over recursive doubling from 256 B up, 15-22% slower at
-      // 16 KiB.
+      // residuals of α and K too: χβ came out 3.4-3.6 in two launches of five (1.9-2.7 without
+      // it) and reduce + bcast was chosen over recursive doubling from 256 B up, 15-22% slower
+      // at 16 KiB.
+      // The naive reduce's folding rank receives: its o_r (CostModel::receive_overhead) is
+      // refitted to its own points. With one o for both (four launches of the thirty-sixth
+      // session) the naive broadcast's points below the break came out 2-12% under their time
+      // and the naive reduce's 14-23% over, and the naive broadcast was chosen over the
+      // pipelined binary tree at 256-448 B where that was 11-15% faster (two of the four);
+      // refitted to the broadcast's points alone (offline, from the same launches), o came out
+      // 5.0-7.5 µs and the tree was chosen there, the other choices unchanged.
       o_burst = -1;
       if (fabric && lp.model.overhead >= 0) {
-        const double o_fit = tuning::refit_overhead(train, cf.residuals, lp.model.overhead);
+        const double held = lp.model.overhead;  // c held o and o_r both at it
+        const double o_fit = tuning::refit_overhead(train, cf.residuals, held);
+        const double o_recv_fit = tuning::refit_overhead(train, cf.residuals, held, true);
         if (o_fit >= 0) {
-          o_burst = lp.model.overhead;
+          o_burst = held;
           lp.model.overhead = o_fit;
         }
+        if (o_recv_fit >= 0) lp.model.receive_overhead = o_recv_fit;
       }
       bool any_large = false;
       for (const auto& pt : train) any_large = any_large || pt.large > 0;
@@ -1741,6 +1752,7 @@ int main(int argc, char** argv) {
         measured = limit;
       };
       cap(lp.model.overhead, lp.model.alpha, "sender overhead o", "alpha", "s");
+      cap(lp.model.receive_overhead, lp.model.alpha, "receiver overhead o_r", "alpha", "s");
       cap(lp.model.gap, lp.model.beta, "sender time per byte G", "beta", "s/B");
       // G is for messages below the break (as after the ping-pong's fit): a break kept at or
       // below G's message size leaves it measured in the other segment, so unmeasured (β).
@@ -2254,8 +2266,13 @@ int main(int argc, char** argv) {
       if (o_burst >= 0)
         std::printf(
             "sender overhead o fitted to the timed collectives (a burst of 8-byte sends: "
-            "%.3g s), time per byte G measured by all pairs at once\n",
-            o_burst);
+            "%.3g s)%s, time per byte G measured by all pairs at once\n",
+            o_burst,
+            lp.model.receive_overhead >= 0
+                ? fmt(", receiver overhead o_r = %.3g s fitted to the naive reduce's",
+                      lp.model.receive_overhead)
+                      .c_str()
+                : "");
       else
         std::printf("sender overhead o and time per byte G measured by all pairs at once\n");
     }
@@ -2405,12 +2422,12 @@ int main(int argc, char** argv) {
       if (!train.empty()) {
         // The oversubscribed fit's runs (3b): t ≈ a α + b β (1 + f(ω − 1)) χ-scaled + c.
         std::ofstream csv(report_dir + "/training.csv");
-        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w,large,small,o\n";
+        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w,large,small,o,o_recv\n";
         for (std::size_t i = 0; i < train.size(); ++i)
           csv << train_names[i] << ',' << train[i].a << ',' << train[i].b << ',' << train[i].c
               << ',' << train[i].f << ',' << train[i].e << ',' << train[i].above << ','
               << train[i].t << ',' << train[i].w << ',' << train[i].large << ',' << train[i].small
-              << ',' << train[i].o << '\n';
+              << ',' << train[i].o << ',' << train[i].o_recv << '\n';
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");

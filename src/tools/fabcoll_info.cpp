@@ -94,10 +94,11 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
   const fabcoll::CostModel& m = comm.model();
   std::printf(
       "# %s of %.0f bytes on p = %d; model alpha = %.3g s, beta = %.3g s/B, gamma = %.3g s/B, "
-      "send overhead o = %.3g s%s, sender time per byte G = %.3g s/B%s, local copy delta = "
-      "%.3g s/B%s (%s)\n",
+      "send overhead o = %.3g s%s, receive overhead o_r = %.3g s%s, sender time per byte G = "
+      "%.3g s/B%s, local copy delta = %.3g s/B%s (%s)\n",
       coll_name.c_str(), bytes, p, m.alpha, m.beta, m.gamma, m.send_overhead(),
-      m.overhead < 0 ? " (= alpha)" : "", m.send_gap(), m.gap < 0 ? " (= beta)" : "", m.copy,
+      m.overhead < 0 ? " (= alpha)" : "", m.recv_overhead(), m.receive_overhead < 0 ? " (= o)" : "",
+      m.send_gap(), m.gap < 0 ? " (= beta)" : "", m.copy,
       m.pull_bytes > 0 ? (", receiver-pulled from " +
                           std::to_string(static_cast<long long>(m.pull_bytes)) + " B")
                              .c_str()

@@ -153,6 +153,15 @@ struct CostModel {
   /// timed collectives over the fabric where ranks share cores (fabcoll-calibrate); 0 (the texts'
   /// model) elsewhere.
   double call_wake = 0;
+  /// o_r: a receiver's time per message where one rank takes p − 1 messages one after another
+  /// (the naive reduce's folding rank), apart from the sender's o: PLogP's o_r beside o_s
+  /// (Kielmann et al., "Fast measurement of LogP parameters for message passing platforms",
+  /// 2000). < 0: not measured, o_r = o. Over the fabric fabcoll-calibrate refits each to the
+  /// timed collectives that charge it. p = 4 sockets on 2 cores, four --quick launches with one
+  /// o for both: the naive broadcast's training points below the break came out 2–12% under
+  /// their time, the naive reduce's 14–23% over, and at 256–448 B the naive broadcast was
+  /// chosen over the pipelined binary tree where that was 11–15% faster (two launches of four).
+  double receive_overhead = -1;
 
   /// Which ranks share a CPU (ranks outnumbering cores, each pinned to one), or nullptr: every
   /// rank on a CPU of its own, or not known. With it ω is charged only to written data that
@@ -165,6 +174,9 @@ struct CostModel {
   bool core_mate_relays = true;
 
   [[nodiscard]] double send_overhead() const { return overhead >= 0 ? overhead : alpha; }
+  [[nodiscard]] double recv_overhead() const {
+    return receive_overhead >= 0 ? receive_overhead : send_overhead();
+  }
   /// α of a round whose share e is spent in exchanges: α(1 + e(χα − 1)), plus (1 − e)W where
   /// its receiver waits for a wake-up (wakes: a fan-in collective's algorithm).
   [[nodiscard]] double round_alpha(double e, bool wakes) const {

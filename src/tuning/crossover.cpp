@@ -247,7 +247,7 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& li
 }
 
 bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& at_model, double& a,
-                       double& b, double& c, double* o_terms) {
+                       double& b, double& c, double* o_terms, double* o_recv_terms) {
   if (alg.optimal_k != nullptr) return false;
   CostModel at = at_model;
   at.written = 1;  // b: every byte at β (see the declaration)
@@ -269,6 +269,7 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
     m.pull_bytes = at.pull_bytes;  // which messages are pulled is the link's, not a term
     m.placement = at.placement;    // nor which ranks share a CPU
     m.overhead = at.overhead >= 0 ? (known ? at.overhead : 0.0) : -1.0;
+    m.receive_overhead = at.overhead >= 0 ? (known ? at.recv_overhead() : 0.0) : -1.0;
     m.gap = at.gap >= 0 ? (known ? at.gap : 0.0) : -1.0;
     m.copy = known ? at.copy : 0.0;  // δ (local copies): a known constant like γ's term
     return m;
@@ -286,12 +287,21 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
   a = ua;
   b = ub;
   c = uc;
+  // o not measured: its terms (and o_r's) are α's, in a.
   if (o_terms != nullptr) {
-    *o_terms = 0;  // o not measured: its terms are α's, in a
+    *o_terms = 0;
     if (at.overhead >= 0) {
       CostModel uo = with({0, 0, 0}, false);
       uo.overhead = 1;
       *o_terms = unit(uo);
+    }
+  }
+  if (o_recv_terms != nullptr) {
+    *o_recv_terms = 0;
+    if (at.overhead >= 0) {
+      CostModel ur = with({0, 0, 0}, false);
+      ur.receive_overhead = 1;
+      *o_recv_terms = unit(ur);
     }
   }
   return true;

@@ -437,16 +437,17 @@ std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const doubl
 }
 
 double refit_overhead(std::span<const CostPoint> pts, std::span<const double> residuals,
-                      double overhead) {
+                      double overhead, bool receive) {
   double num = 0, den = 0;
   for (std::size_t i = 0; i < pts.size() && i < residuals.size(); ++i) {
     const CostPoint& p = pts[i];
-    if (!(p.t > 0) || !(p.o > 0)) continue;
+    const double terms = receive ? p.o_recv : p.o;
+    if (!(p.t > 0) || !(terms > 0)) continue;
     const double w = 1.0 / (p.t * p.t);
     // What the model leaves for its o terms: the residual plus the o it charged them.
-    const double r = residuals[i] + p.o * overhead;
-    num += w * p.o * r;
-    den += w * p.o * p.o;
+    const double r = residuals[i] + terms * overhead;
+    num += w * terms * r;
+    den += w * terms * terms;
   }
   return den > 0 ? std::max(0.0, num / den) : -1.0;
 }

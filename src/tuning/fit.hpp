@@ -132,6 +132,9 @@ struct CostPoint {
   // broadcast's root p − 2, tuning::linear_cost_terms); c holds them at the o it was costed
   // with. Not a column of the fit: refit_overhead fits o to them afterwards.
   double o = 0;
+  // Its receiver-overhead terms likewise: how many o_r (CostModel::receive_overhead) it charges
+  // (the naive reduce's folding rank p − 2); refit_overhead fits o_r to them.
+  double o_recv = 0;
 };
 
 /// Which further columns fit_cost_points fits (fabcoll-calibrate: over the fabric where ranks
@@ -295,9 +298,11 @@ bool attempt_changed_less(const AttemptChange& a, const AttemptChange& b);
 /// it (CostPoint::o > 0), the rest of a fit held: `residuals` are the fit's (t − its model, as
 /// CostFit::residuals), whose c held the points' o terms at `overhead`. The least relative
 /// squares of t − (model − o_terms · overhead) ≈ o_terms · o, at least 0. -1 where no point
-/// has o terms (or no residual for it).
+/// has o terms (or no residual for it). receive: the receiver's o_r instead
+/// (CostModel::receive_overhead), to the points' CostPoint::o_recv terms, c holding them at
+/// `overhead` (each refitted with the other held).
 double refit_overhead(std::span<const CostPoint> pts, std::span<const double> residuals,
-                      double overhead);
+                      double overhead, bool receive = false);
 
 /// Median of |x| over xs (0 for none).
 double median_abs(std::span<const double> xs);

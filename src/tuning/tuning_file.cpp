@@ -59,6 +59,7 @@ std::string to_json_text(const TuningFile& f) {
     if (!l.mapping.empty()) link["mapping"] = l.mapping;
     // Only when measured: an absent key reads back as "not measured" (o = α).
     if (l.model.overhead >= 0) link["overhead"] = l.model.overhead;
+    if (l.model.receive_overhead >= 0) link["receive_overhead"] = l.model.receive_overhead;
     if (l.model.gap >= 0) link["gap"] = l.model.gap;
     link["written"] = l.model.written;
     if (l.model.pull_fanout > 0) link["pull_fanout"] = l.model.pull_fanout;
@@ -154,6 +155,13 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
         return std::nullopt;
       }
       if (p.model.overhead < 0) p.model.overhead = -1;
+      // The receiver's o_r likewise (absent in files made before it was fitted: o_r = o).
+      p.model.receive_overhead = l.value("receive_overhead", -1.0);
+      if (std::isnan(p.model.receive_overhead)) {
+        error = "link " + p.link_class + ": NaN receive_overhead";
+        return std::nullopt;
+      }
+      if (p.model.receive_overhead < 0) p.model.receive_overhead = -1;
       // The sender's time per byte G (optional, absent in files made before it was measured):
       // absent or negative = not measured, G = β.
       p.model.gap = l.value("gap", -1.0);
@@ -491,11 +499,12 @@ std::string format_link_model(const LinkModel& l) {
   char text[1024];
   std::snprintf(text, sizeof text,
                 "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
+                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
                 m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
                 m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
                 l.above.beta, m.gap, l.above.gap, m.wake, m.large_from, m.beta_large, m.streamed,
-                m.small_below, m.alpha_small, l.above.exchange_alpha, m.call_wake);
+                m.small_below, m.alpha_small, l.above.exchange_alpha, m.call_wake,
+                m.receive_overhead);
   return text;
 }
 
@@ -505,12 +514,12 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   int used = 0;
   if (std::sscanf(text.c_str(),
                   "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg "
-                  "%lg %lg %lg %lg%n",
+                  "%lg %lg %lg %lg %lg%n",
                   &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
                   &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
                   &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &m.wake, &m.large_from,
                   &m.beta_large, &m.streamed, &m.small_below, &m.alpha_small,
-                  &l.above.exchange_alpha, &m.call_wake, &used) != 23 ||
+                  &l.above.exchange_alpha, &m.call_wake, &m.receive_overhead, &used) != 24 ||
       used <= 0)
     return 0;
   // The numbers end at the end of the line or at a space: "… 1.1x" is garbled, not 1.1.
@@ -519,7 +528,7 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   while (end < text.size() && text[end] == ' ') ++end;
   const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap,
                above_exchange = l.above.exchange_alpha;
-  l.above = m;  // γ, o, δ, ω, χ, W, κ, β beyond the cache, α of small messages, the pull
+  l.above = m;  // γ, o, o_r, δ, ω, χ, W, κ, β beyond the cache, α of small messages, the pull
                 // threshold: the link's
   l.above.alpha = above_alpha;
   l.above.beta = above_beta;

@@ -105,6 +105,11 @@ TEST(BcastReduce, ReduceNaiveIsTheNaiveBroadcastBackwards) {
   EXPECT_DOUBLE_EQ(alg.cost(query(800, 6, 0, m)), 4.0 + 200 + g + 4 * (0.5 + 50 + g));
   m.pull_bytes = 800;
   EXPECT_DOUBLE_EQ(alg.cost(query(800, 6, 0, m)), 4.0 + 200 + g + 4 * (0.5 + 200 + g));
+  // The folding rank's own o_r (CostModel::receive_overhead) where measured, not the sender's.
+  m.receive_overhead = 1.5;
+  EXPECT_DOUBLE_EQ(alg.cost(query(800, 6, 0, m)), 4.0 + 200 + g + 4 * (1.5 + 200 + g));
+  m.receive_overhead = 0;
+  EXPECT_DOUBLE_EQ(alg.cost(query(800, 6, 0, m)), 4.0 + 200 + g + 4 * (200 + g));
   // p = 2: the binomial tree's one message, a tie (the binomial reduce is registered first).
   EXPECT_DOUBLE_EQ(alg.cost(query(800, 2)), algorithms::kReduceBinomial.cost(query(800, 2)));
   // Ranks sharing cores (the built-in oversubscribed shm model, o = α / 13): below the binomial
@@ -342,6 +347,10 @@ TEST(BcastReduce, BcastNaiveMatchesSection13_1) {
   CostModel with_o = kModel;
   with_o.overhead = 0.5;
   EXPECT_EQ(alg.cost(query(800, 6, 0, with_o)), 4.0 + 200 + 4 * (0.5 + 200));
+  // The root sends: a receiver's o_r (CostModel::receive_overhead) plays no part.
+  CostModel with_or = with_o;
+  with_or.receive_overhead = 3;
+  EXPECT_EQ(alg.cost(query(800, 6, 0, with_or)), alg.cost(query(800, 6, 0, with_o)));
   // Messages the receivers pull (n >= pull_bytes) cost the root only o each.
   CostModel pulled = with_o;
   pulled.pull_bytes = 800;

@@ -166,6 +166,10 @@ TEST(GatherBarrier, BarrierLinearMatchesFormula) {
   q.m = oversubscribed;
   EXPECT_EQ(algorithms::kBarrierLinear.cost(q), 2 * (kModel.alpha + 6 * kModel.alpha / 16));
   EXPECT_LT(algorithms::kBarrierLinear.cost(q), algorithms::kBarrierDissemination.cost(q));
+  // The arrivals at the receiver's o_r (CostModel::receive_overhead), the releases at o.
+  q.m.receive_overhead = kModel.alpha / 4;
+  EXPECT_EQ(algorithms::kBarrierLinear.cost(q),
+            2 * kModel.alpha + 6 * (kModel.alpha / 4 + kModel.alpha / 16));
 }
 
 // ---- gather and scatter ------------------------------------------------------------------

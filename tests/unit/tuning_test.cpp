@@ -837,6 +837,23 @@ TEST(Fit, CostPointsWithMeasuredOverhead) {
   EXPECT_DOUBLE_EQ(a, 7);  // (p − 1)(α + βn)
   EXPECT_DOUBLE_EQ(c, 0);
   EXPECT_DOUBLE_EQ(o_terms, 0);  // every o an α
+  // The naive reduce's folding rank charges o_r, not o: (p − 2) o_r, held in c at o_r (o where
+  // o_r is not measured).
+  const Algorithm* fold = find_algorithm(Collective::reduce, "naive");
+  ASSERT_NE(fold, nullptr);
+  double o_recv_terms = -1;
+  ASSERT_TRUE(linear_cost_terms(*fold, 64, 8, truth, a, b, c, &o_terms, &o_recv_terms));
+  EXPECT_DOUBLE_EQ(o_terms, 0);
+  EXPECT_DOUBLE_EQ(o_recv_terms, 6);
+  EXPECT_DOUBLE_EQ(c, 6 * 1e-6 + 7 * 64 * 5e-11);  // o_r = o, and γ's (p − 1) n
+  CostModel apart = truth;
+  apart.receive_overhead = 3e-6;
+  ASSERT_TRUE(linear_cost_terms(*fold, 64, 8, apart, a, b, c, &o_terms, &o_recv_terms));
+  EXPECT_DOUBLE_EQ(c, 6 * 3e-6 + 7 * 64 * 5e-11);
+  ASSERT_TRUE(linear_cost_terms(*naive, 64, 8, apart, a, b, c, &o_terms, &o_recv_terms));
+  EXPECT_DOUBLE_EQ(o_terms, 6);
+  EXPECT_DOUBLE_EQ(o_recv_terms, 0);
+  EXPECT_DOUBLE_EQ(c, 6 * 1e-6);
 
   expect_fit_recovers(truth);
 }
@@ -848,17 +865,19 @@ TEST(Fit, CostPointsWithMeasuredOverhead) {
 TEST(Fit, OverheadRefitToThePointsThatChargeIt) {
   CostModel truth{8e-6, 3e-10, 5e-11};
   truth.overhead = 5e-6;
+  truth.receive_overhead = 2e-6;
   CostModel burst = truth;
   burst.overhead = 1e-6;
+  burst.receive_overhead = -1;  // o_r = o
   std::vector<CostPoint> pts;
   std::vector<double> residuals;
-  int with_o = 0;
+  int with_o = 0, with_o_recv = 0;
   for (const Algorithm* alg : all_algorithms()) {
     if (alg->optimal_k != nullptr || !eligible(*alg, 8, true)) continue;
     if (alg->coll != Collective::bcast && alg->coll != Collective::reduce) continue;
     for (double n : {256.0, 2048.0, 32768.0}) {
       CostPoint pt;
-      if (!linear_cost_terms(*alg, n, 8, burst, pt.a, pt.b, pt.c, &pt.o)) continue;
+      if (!linear_cost_terms(*alg, n, 8, burst, pt.a, pt.b, pt.c, &pt.o, &pt.o_recv)) continue;
       CostQuery q;
       q.n = n;
       q.p = 8;
@@ -867,13 +886,17 @@ TEST(Fit, OverheadRefitToThePointsThatChargeIt) {
       pt.t = alg->cost(q);
       // The held model's residual; points without o terms get a large one of their own.
       const double model = pt.a * truth.alpha + pt.b * truth.beta + pt.c;
-      residuals.push_back(pt.o > 0 ? pt.t - model : 0.3 * pt.t);
+      residuals.push_back(pt.o > 0 || pt.o_recv > 0 ? pt.t - model : 0.3 * pt.t);
       with_o += pt.o > 0 ? 1 : 0;
+      with_o_recv += pt.o_recv > 0 ? 1 : 0;
       pts.push_back(pt);
     }
   }
-  ASSERT_GE(with_o, 6);  // the naive broadcast and reduce
+  ASSERT_GE(with_o, 3);       // the naive broadcast's root sends
+  ASSERT_GE(with_o_recv, 3);  // the naive reduce's folding rank receives
   EXPECT_NEAR(refit_overhead(pts, residuals, burst.overhead), truth.overhead, 1e-12);
+  // o_r from the naive reduce's points, held at the burst's o too.
+  EXPECT_NEAR(refit_overhead(pts, residuals, burst.overhead, true), truth.receive_overhead, 1e-12);
   // Timed below what o = 0 predicts: 0, never negative.
   for (std::size_t i = 0; i < pts.size(); ++i)
     if (pts[i].o > 0) residuals[i] = -pts[i].o * burst.overhead - 1e-6;
@@ -881,6 +904,8 @@ TEST(Fit, OverheadRefitToThePointsThatChargeIt) {
   // No point with o terms: not fitted.
   for (CostPoint& pt : pts) pt.o = 0;
   EXPECT_EQ(refit_overhead(pts, residuals, burst.overhead), -1.0);
+  for (CostPoint& pt : pts) pt.o_recv = 0;
+  EXPECT_EQ(refit_overhead(pts, residuals, burst.overhead, true), -1.0);
 }
 
 // A measured sender time per byte G (LogGP's G) is known like o: its terms go into c and b
@@ -1703,6 +1728,21 @@ TEST(TuningFile, OverheadRoundTripsIntoModelFor) {
   EXPECT_EQ(model_for(*g, "ofi/sockets", 1 << 20).overhead, 3e-6);  // above the break too
   EXPECT_LT(model_for(*g, "shm").overhead, 0);
   EXPECT_EQ(model_for(*g, "shm").send_overhead(), 1.5e-6);  // o = α
+  // The receiver's o_r: absent, o; present, its own, in both segments.
+  EXPECT_EQ(text.find("receive_overhead"), std::string::npos) << text;
+  EXPECT_EQ(model_for(*g, "ofi/sockets").recv_overhead(), 3e-6);
+  f.links[1].model.receive_overhead = 1.25e-6;
+  const std::string with_recv = to_json_text(f);
+  EXPECT_NE(with_recv.find("\"receive_overhead\": 1.25e-06"), std::string::npos) << with_recv;
+  const auto r = parse_tuning(with_recv, err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_EQ(model_for(*r, "ofi/sockets").recv_overhead(), 1.25e-6);
+  EXPECT_EQ(model_for(*r, "ofi/sockets", 1 << 20).recv_overhead(), 1.25e-6);
+  EXPECT_EQ(model_for(*r, "ofi/sockets").send_overhead(), 3e-6);
+  const auto neg = parse_tuning(
+      replaced(with_recv, "\"receive_overhead\": 1.25e-06", "\"receive_overhead\": -5.0"), err);
+  ASSERT_TRUE(neg) << err;  // negative: not fitted, o_r = o
+  EXPECT_EQ(model_for(*neg, "ofi/sockets").recv_overhead(), 3e-6);
 
   const std::string path = temp_path("overhead/tuning.json");
   ASSERT_TRUE(save_tuning(f, path, err)) << err;
@@ -1710,6 +1750,7 @@ TEST(TuningFile, OverheadRoundTripsIntoModelFor) {
   const auto h = load_tuning_from(path, notice);
   ASSERT_TRUE(h);
   EXPECT_EQ(h->links[1].model.overhead, 3e-6);
+  EXPECT_EQ(h->links[1].model.receive_overhead, 1.25e-6);
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
@@ -1720,6 +1761,7 @@ void expect_same_link(const LinkModel& got, const LinkModel& want) {
     EXPECT_EQ(g.beta, w.beta);
     EXPECT_EQ(g.gamma, w.gamma);
     EXPECT_EQ(g.overhead, w.overhead);
+    EXPECT_EQ(g.receive_overhead, w.receive_overhead);
     EXPECT_EQ(g.pull_bytes, w.pull_bytes);
     EXPECT_EQ(g.copy, w.copy);
     EXPECT_EQ(g.written, w.written);
@@ -1753,6 +1795,7 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   m.streamed = 0.625;
   m.small_below = 256;
   m.alpha_small = 1.125e-6;
+  m.receive_overhead = 1.75e-7;
   l.break_bytes = 65536;
   l.above = m;
   l.above.alpha = 4.5e-6;

@@ -1065,8 +1065,9 @@ int main(int argc, char** argv) {
                  "validate again, at "
                  "most this many times "
                  "(default 2; with --quick 4, as many as end within its 110 s); the last "
-                 "attempt is kept, or where the machine changed during every one, the one "
-                 "where it changed least")
+                 "attempt is kept, or where every one was disturbed, the least disturbed: one "
+                 "whose ping-pong and probe stayed within 1.25 times before any whose did not, "
+                 "then the one that changed least")
       ->check(CLI::Range(0, 10));
   CLI11_PARSE(app, argc, argv);
   // --quick's attempts are bounded by its time (kQuickSeconds), not by their count: on this VM,

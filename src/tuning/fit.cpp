@@ -458,7 +458,8 @@ bool ring_fit_disagrees(double fit_beta_below, double pingpong_beta_below) {
 }
 
 bool attempt_changed_less(const AttemptChange& a, const AttemptChange& b) {
-  if (a.forced != b.forced) return b.forced;
+  // Forced attempts rank after every measured one and tie among themselves (the first kept).
+  if (a.forced || b.forced) return !a.forced;
   if (a.moved != b.moved) return b.moved;
   if (!a.moved) return std::max(a.machine, a.fit) < std::max(b.machine, b.fit);
   if (a.machine != b.machine) return a.machine < b.machine;

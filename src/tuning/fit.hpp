@@ -285,7 +285,8 @@ struct AttemptChange {
   double fit = 0;
   bool forced = false;
 };
-/// Whether attempt a is to be kept before attempt b. A forced attempt ranks last. Then one whose
+/// Whether attempt a is to be kept before attempt b. A forced attempt ranks last (two forced tie,
+/// whatever was measured in them: the earlier is kept). Then one whose
 /// machine stayed within its bounds ranks before one whose machine moved, whatever the fit's
 /// checks say: a validation run at another speed than its fit's measures the machine's change,
 /// not the model. Two within their bounds rank by max(machine, fit); two that moved, by machine,

@@ -281,6 +281,11 @@ TEST(Fit, AttemptWhoseMachineStayedIsKept) {
   const tuning::AttemptChange forced{.forced = true};
   EXPECT_TRUE(tuning::attempt_changed_less(moved, forced));
   EXPECT_FALSE(tuning::attempt_changed_less(forced, moved));
+  // Two forced tie whatever was measured in them (calibrate_retries_keep_least keeps the first).
+  const tuning::AttemptChange forced_moved{.machine = 1.0, .moved = true, .forced = true};
+  const tuning::AttemptChange forced_stayed{.machine = 0.0, .moved = false, .forced = true};
+  EXPECT_FALSE(tuning::attempt_changed_less(forced_stayed, forced_moved));
+  EXPECT_FALSE(tuning::attempt_changed_less(forced_moved, forced_stayed));
 }
 
 TEST(Fit, CostPointsRecoverAlphaBeta) {

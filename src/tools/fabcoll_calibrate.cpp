@@ -1408,7 +1408,14 @@ int main(int argc, char** argv) {
       // critical path, as the selector mixes a whole-message algorithm's α:
       // tuning::mixed_segments) get α of the upper segment (and their bytes β of the upper
       // segment, the others β below the break: CostFitOptions::beta_below, below); 96 KiB adds
-      // a size between 32 and 384 KiB to that segment.
+      // a size between 32 and 384 KiB to that segment. Over the fabric too: the validation's
+      // reduce + bcast against recursive doubling lies there (p = 4 sockets on 2 cores), and
+      // without it two launches of twelve of the thirty-sixth session chose reduce + bcast at
+      // 31-95 KiB where recursive doubling was 16% faster (χβ fitted at 3.4-3.9, reduce +
+      // bcast predicted 5-7% under recursive doubling). Six launches with it met both
+      // targets (χβ 1.8-3.6); the predicted ratio of the two came within a median 10% of the
+      // measured one (13% without, twelve launches): too few launches to tell apart from
+      // the VM's noise, and about 5 s more a launch.
       // Over the fabric no break is known beforehand, and one α through all sizes fitted sockets
       // badly: its one-way time is a staircase (16-17 µs up to 128 B, 22-23 at 256-512 B, 28-31
       // from 1 to 32 KiB, p = 2), and at p = 4 on 2 cores the fit's R² came out 0.67-0.75 in
@@ -1419,7 +1426,7 @@ int main(int argc, char** argv) {
       // before it 0.67-0.75 without, 0.89-0.91 with a break forced at 2 KiB).
       const bool broken = pull > 0;
       std::vector<double> sizes{smallest, 2048.0, 32768.0, static_cast<double>(top)};
-      if (broken) sizes.insert(sizes.begin() + 3, 98304.0);
+      if (broken || fabric) sizes.insert(sizes.begin() + 3, 98304.0);
       // Over the fabric also twice the smallest (512 B): a second size below the break, for β
       // there (CostFitOptions::beta_below, below). With 256 B alone below it and one β, the
       // validation's reduce + bcast at 512 B came out 15-37% under its time in 10 of 12 p = 4

@@ -2466,16 +2466,19 @@ int main(int argc, char** argv) {
          << " cores, fabcoll " << file.machine.fabcoll_version << ", " << file.created
          << ". p = " << p << ", link class `" << link << "`" << (quick ? ", `--quick`" : "")
          << ".\n\n"
-         << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | o (µs) | G (ns/B) "
+         << "## Link model\n\n| class | α (µs) | β (ns/B) | bandwidth (GB/s) | o (µs) | o_r (µs) "
+            "| G (ns/B) "
             "| R² | break (B) | α above (µs) | β above (ns/B) | ω (written data) | χα, χβ "
             "(exchanges) | W (µs) | β beyond the cache (ns/B, from) | α of small messages (µs, "
             "below) | K (µs) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
-            "| --- | --- | --- | --- | --- |\n"
+            "| --- | --- | --- | --- | --- | --- |\n"
          << "| " << link << (layout > 0 ? " (" + tuning::layout_name(p, cores, mapping) + ")" : "")
          << " | " << fmt("%.3f", lp.model.alpha * 1e6) << " | " << fmt("%.4f", lp.model.beta * 1e9)
          << " | " << fmt("%.2f", 1e-9 / (lp.break_bytes > 0 ? lp.beta_above : lp.model.beta))
          << " | " << fmt("%.3f", lp.model.overhead * 1e6) << " | "
-         << fmt("%.4f", lp.model.gap * 1e9) << " | " << fmt("%.4f", lp.r2) << " | "
+         << (lp.model.receive_overhead >= 0 ? fmt("%.3f", lp.model.receive_overhead * 1e6)
+                                            : std::string("= o"))
+         << " | " << fmt("%.4f", lp.model.gap * 1e9) << " | " << fmt("%.4f", lp.r2) << " | "
          << (lp.break_bytes > 0 ? fmt("%.0f", lp.break_bytes) : std::string("none")) << " | "
          << fmt("%.3f", lp.alpha_above * 1e6) << " | " << fmt("%.4f", lp.beta_above * 1e9) << " | "
          << fmt("%.2f", lp.model.written) << " | " << fmt("%.2f", lp.model.exchange_alpha)

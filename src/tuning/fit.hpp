@@ -289,9 +289,10 @@ struct AttemptChange {
 /// whatever was measured in them: the earlier is kept). Then one whose machine stayed within its
 /// bounds ranks before one whose machine moved, whatever the fit's checks say: a validation run
 /// at another speed than its fit's measures the machine's change, not the model. Two within
-/// their bounds rank by max(machine, fit); two that moved, by machine, then fit. (p = 4 shm on 2 cores, the thirty-fifth session: in the VM's x2 mode the ω check
-/// flags every attempt, with weights of 2.4–4.8, and one launch kept an attempt whose probe
-/// moved x2.66 during the validation, 77.6% regret, over one that drifted x1.08.)
+/// their bounds rank by max(machine, fit); two that moved, by machine, then fit. (p = 4 shm on
+/// 2 cores, the thirty-fifth session: in the VM's x2 mode the ω check flags every attempt, with
+/// weights of 2.4–4.8, and one launch kept an attempt whose probe moved x2.66 during the
+/// validation, 77.6% regret, over one that drifted x1.08.)
 bool attempt_changed_less(const AttemptChange& a, const AttemptChange& b);
 
 /// The sender's overhead o (CostModel::overhead) refitted to the points whose formulas charge

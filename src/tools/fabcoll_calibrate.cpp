@@ -1258,6 +1258,7 @@ int main(int argc, char** argv) {
     probe_before = written_probe(world, rank, p, placed, quick);
     omega_fitted = 0;
     ring_ratio = 0;
+    rings_disagree = false;
     file = tuning::TuningFile{};
     file.created = utc_now();
     const char* prov = std::getenv("FABCOLL_PROVIDER");
@@ -1738,8 +1739,11 @@ int main(int argc, char** argv) {
       // β below the break, where fitted apart: the lower segment's (lp.model), β the upper's.
       if (lp.break_bytes > 0 && cf.beta_below >= 0) lp.model.beta = std::max(1e-13, cf.beta_below);
       // Inside a node: the rings' β as the collectives saw them, against the pairs' ping-pong
-      // just before (tuning::ring_fit_disagrees).
-      if (broken && cf.beta_below >= 0) ring_ratio = pairs_lp.model.beta / lp.model.beta;
+      // just before, and whether the collectives saw them slower (tuning::ring_fit_disagrees).
+      if (broken && cf.beta_below >= 0) {
+        ring_ratio = pairs_lp.model.beta / lp.model.beta;
+        rings_disagree = tuning::ring_fit_disagrees(lp.model.beta, pairs_lp.model.beta);
+      }
       // An exchange's α above the break, as a multiple of the one-way α there.
       lp.exchange_alpha_above = lp.break_bytes > 0 && cf.exchange_alpha_above >= 0
                                     ? std::clamp(cf.exchange_alpha_above / lp.alpha_above,
@@ -2052,8 +2056,7 @@ int main(int argc, char** argv) {
     // where the validation, back in the slow mode, found it 23–30% slower than recursive
     // doubling (tuning::written_fit_disagrees).
     omega_disagrees = omega_fitted > 0 && tuning::written_fit_disagrees(omega_fitted, probe_before);
-    // And whether the timed collectives saw shm's rings slower than the ping-pong before them.
-    rings_disagree = ring_ratio > 0 && ring_ratio < tuning::kRingRatioLow;
+    // (rings_disagree: set with the fit, above.)
     // Whether to measure again: rank 0 decides, all follow (one broadcast per attempt: the
     // ranks' clocks differ a little, and nothing else may tell them apart here). Without a
     // validation there is nothing to compare. FABCOLL_CALIBRATE_TEST_DISTURB=N (tests): the

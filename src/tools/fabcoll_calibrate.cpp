@@ -1505,9 +1505,19 @@ int main(int argc, char** argv) {
       std::vector<StreamedRun> pipe_timed;
       // The reduce since W (CostModel::wake): its binomial and naive algorithms are the fan-in
       // collectives' one-way rounds beside reduce + bcast's (fans_in).
-      for (Collective c :
-           {Collective::bcast, Collective::reduce, Collective::allreduce, Collective::allgather}) {
-        for (const double n : sizes) {
+      // Size by size, every collective at a size before the next size: the validation compares
+      // algorithms of one size timed together, and the machine can change its pace within the
+      // training. Timed collective by collective (every broadcast first), one p = 4 sockets
+      // launch of eight saw the binomial broadcast at 1.2e-10 s per byte of its critical path
+      // (96 to 384 KiB) and the binomial reduce at 5.8e-10 and recursive doubling at 10.3e-10,
+      // where the other seven had the reduce at 1.4-1.8 times the broadcast (1.2-3.9e-10 s/B)
+      // and recursive doubling at 2.5-3.2 times it; its ping-pong came out x2.10 after the
+      // validation. The fit put reduce + bcast 20% under its time at 74 KiB and chose it over
+      // recursive doubling, 13.4% faster. Size by size, a change of pace falls between sizes,
+      // and the algorithms compared at one size see the same machine.
+      for (const double n : sizes) {
+        for (Collective c : {Collective::bcast, Collective::reduce, Collective::allreduce,
+                             Collective::allgather}) {
           // Only formulas linear in α, β, γ (hybrid picks a strategy by the model: left out),
           // not pipelined (their k depends on the model), timed together as the validation
           // times its candidates (time_candidates).

@@ -15,7 +15,8 @@ f=$work/tuning.json
 cores=$(getconf _NPROCESSORS_ONLN)  # what std::thread::hardware_concurrency reports
 "$run" -n 2 -- "$cal" --quick --no-validate -o "$f" >"$work/out2" 2>"$work/err2" || {
   cat "$work/out2" "$work/err2"; exit 1; }
-"$run" -n 4 -- "$cal" --quick --no-validate -o "$f" >"$work/out4" 2>"$work/err4" || {
+"$run" -n 4 -- "$cal" --quick --no-validate -o "$f" --report "$work/report4" >"$work/out4" \
+  2>"$work/err4" || {
   cat "$work/out4" "$work/err4"; exit 1; }
 entries=$(grep -c '"class": "shm"' "$f")
 FABCOLL_TUNING=$f "$run" -n 2 -- "$info" --layout >"$work/info2" 2>&1
@@ -48,6 +49,17 @@ quiet = [l for l in links if l["layout"] == "quiet"]
 assert len(over) == 1 and len(quiet) == 1, links
 assert over[0]["break_bytes"] > 0 and over[0]["break_bytes"] == quiet[0]["break_bytes"], links
 assert over[0]["alpha_above"] > 0 and over[0]["beta_above"] > 0 and over[0]["beta"] > 0, links
+PY
+  # The fit's timed collectives size by size: every collective at one size before the next
+  # size, so that a change of the machine's pace falls between sizes, not between collectives.
+  python3 - "$work/report4/training.csv" <<'PY' || fail "training.csv is not timed size by size"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+sizes = [float(r["n"]) for r in rows]
+assert sizes == sorted(sizes), sizes
+for n in set(sizes):
+    colls = {r["collective"] for r in rows if float(r["n"]) == n}
+    assert {"bcast", "reduce", "allreduce", "allgather"} <= colls, (n, colls)
 PY
   grep -q "shm measured $layout" "$work/info4" || fail "4-rank job does not use '$layout'"
   grep -q "measured $layout" "$work/explain4" || fail "fabcoll-info --p 4 does not use '$layout'"

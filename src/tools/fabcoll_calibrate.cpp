@@ -1525,12 +1525,9 @@ int main(int argc, char** argv) {
           std::vector<tuning::CostPoint> pts;
           std::vector<std::vector<double>> point_above;        // per point, per candidate break
           std::vector<std::vector<double>> point_above_bytes;  // the same, of its bytes
-          std::vector<std::size_t> point_cand;                 // per point, its candidate
-          // alg's point at n (k: its packet count, a pipelined one's; 1 for a whole message),
-          // pushed to pts; false where its cost is not linear there.
-          const auto push_point = [&](const Algorithm* alg, double k) {
-            const bool piped = k >= 2;
-            const double packet = std::ceil(n / k);
+          for (const Algorithm* alg : fabcoll::all_algorithms()) {
+            if (alg->coll != c || alg->optimal_k != nullptr || !tuning::eligible(*alg, p, true))
+              continue;
             double ua = 0, ub = 0, uc = 0;
             // Costed as the run goes: from shm's single-copy threshold the receivers pull (the
             // naive broadcast's root then pays o per receiver, not o + Gn).
@@ -1544,51 +1541,42 @@ int main(int argc, char** argv) {
             tm.placement = placed;  // the naive broadcast's pulls on one CPU, one after another
             // Above the break G is not the measured one (it was measured below: β there, as
             // model_for sets the upper segment, for an algorithm segment_k places there).
-            if (broken && (piped ? packet : tuning::mean_message_bytes(*alg, n, p, tm)) >= pull)
-              tm.gap = -1;
+            if (broken && tuning::mean_message_bytes(*alg, n, p, tm) >= pull) tm.gap = -1;
             // The share of its rounds above the break, as the selector mixes α
-            // (tuning::mixed_segments): for each candidate break. A pipeline's packets lie on
-            // one side (tuning::segment_k).
+            // (tuning::mixed_segments): for each candidate break.
             std::vector<double> above(breaks.size(), 0.0), above_bytes(breaks.size(), 0.0);
             for (std::size_t bi = 0; bi < breaks.size(); ++bi)
               if (breaks[bi] > 0) {
                 const fabcoll::BreakShares sh =
-                    piped ? fabcoll::BreakShares{packet >= breaks[bi] ? 1.0 : 0.0,
-                                                 packet >= breaks[bi] ? 1.0 : 0.0}
-                          : fabcoll::sim_break_shares(*alg, p, n, breaks[bi], -1);
+                    fabcoll::sim_break_shares(*alg, p, n, breaks[bi], -1);
                 above[bi] = sh.alpha;
                 above_bytes[bi] = sh.beta;
               }
             // Its o and o_r terms (held in uc at the measured o; refit_overhead).
             double uo = 0, uor = 0;
-            if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc, &uo, &uor, piped ? k : 0))
-              return false;
+            if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc, &uo, &uor)) continue;
             fabcoll::CostQuery fq;
             fq.n = n;
             fq.p = p;
-            fq.k = piped ? k : 0;
             fq.m = lp.model;
             fq.m.placement = placed;
             // As Algorithm::costed charges ω: not below written_from (link_model's).
             fq.m.written_from = link == "shm" ? fabcoll::shm::pull_bytes_from_environment() : 0;
             const bool charged =
                 !(fq.m.written_from > 0 && alg->mean_message(fq) < fq.m.written_from);
+            cands.push_back(alg);
             const double e = alg->clamped_exchange_share(fq);
             // Its rounds that wait for a wake-up, as Algorithm::costed charges W.
             const double w = fabcoll::fans_in(c) ? ua * (1 - e) : 0.0;
-            // Its bytes in whole messages (or packets) beyond the cache, as tuning::segment_k
-            // mixes β.
-            const double big = !(large && n >= large_bytes) ? 0.0
-                               : piped
-                                   ? (packet >= large_bytes ? 1.0 : 0.0)
-                                   : fabcoll::sim_break_shares(*alg, p, n, large_bytes, -1).beta;
+            // Its bytes in whole messages beyond the cache, as tuning::segment_k mixes β.
+            const double big = large && n >= large_bytes
+                                   ? fabcoll::sim_break_shares(*alg, p, n, large_bytes, -1).beta
+                                   : 0.0;
             // Its rounds of small messages, as tuning::segment_k mixes α, and their bytes, as
             // it mixes β below the break.
             const fabcoll::BreakShares small_sh =
-                small_bytes <= 0 ? fabcoll::BreakShares{1, 1}
-                : piped          ? fabcoll::BreakShares{packet >= small_bytes ? 1.0 : 0.0,
-                                               packet >= small_bytes ? 1.0 : 0.0}
-                        : fabcoll::sim_break_shares(*alg, p, n, small_bytes, -1);
+                small_bytes > 0 ? fabcoll::sim_break_shares(*alg, p, n, small_bytes, -1)
+                                : fabcoll::BreakShares{1, 1};
             const double small = 1 - small_sh.alpha;
             // (ua and ub hold its messages to core-mates already: linear_cost_terms costs tm,
             // which has the placement and the pull threshold, as Algorithm::costed does.)
@@ -1599,14 +1587,6 @@ int main(int argc, char** argv) {
             pts.back().o_recv = uor;
             point_above.push_back(std::move(above));
             point_above_bytes.push_back(std::move(above_bytes));
-            return true;
-          };
-          for (const Algorithm* alg : fabcoll::all_algorithms()) {
-            if (alg->coll != c || alg->optimal_k != nullptr || !tuning::eligible(*alg, p, true))
-              continue;
-            if (!push_point(alg, 1)) continue;
-            point_cand.push_back(cands.size());
-            cands.push_back(alg);
           }
           if (cands.empty()) continue;
           std::vector<double> packets(cands.size(), 0.0);
@@ -1620,25 +1600,9 @@ int main(int argc, char** argv) {
               // Packets just below the single-copy threshold, as the fitted model chose them at
               // these sizes in every launch so far (384 KiB: 13, 1 MiB: 33 packets).
               const tuning::PacketChoice pc = packet_choice(*alg, n, p, pre_file, link, placed);
-              double k = std::floor(n / pull) + 1;
-              // Beyond the cache (the largest size) the packets the validation will time where
-              // they reach the threshold (the ping-pong's model's k): points of the fit, their
-              // cost linear at that k, and among the whole-message broadcasts the runs that
-              // take turns with them in the validation. In the VM's x2 mode (the written-data
-              // probe 1.9-2.4, p = 4 shm) the validation chose the pipelined binary tree at
-              // 1 MiB (k = 3, packets of about 350 KiB) where the naive broadcast was 12-33%
-              // faster: no run of the training timed such packets, and the naive broadcast
-              // among the pipelines' ring packets took 1.19-1.31 times its time in the
-              // validation (docs/calibration.md, "Thirty-seventh session").
-              const bool as_validated =
-                  large && n > top && pc.k >= 2 && std::ceil(n / pc.k) >= pull;
-              if (as_validated) {
-                if (!push_point(alg, pc.k)) continue;
-                k = pc.k;
-                point_cand.push_back(cands.size());
-              }
+              const double k = std::floor(n / pull) + 1;
               const double packet = std::ceil(n / k);
-              if (k < 2 || (packet >= pull && !as_validated)) continue;
+              if (k < 2 || packet >= pull) continue;
               cands.push_back(alg);
               packets.push_back(packet);
               run_models.push_back(pc.m);
@@ -1651,21 +1615,18 @@ int main(int argc, char** argv) {
               c, world, fabcoll::world_comm(ctx), p, cands, packets, piped ? &run_models : nullptr,
               static_cast<std::size_t>(n), quick ? 21 : 41, barrier_time, a, b, nullptr,
               piped ? nullptr : &order);
-          // κ's runs: the pipelines in ring packets.
           for (std::size_t j = whole; j < cands.size(); ++j)
-            if (packets[j] < pull)
-              pipe_timed.push_back(
-                  {std::string(cands[j]->name), n, std::ceil(n / packets[j]), 0, t[j], 0});
+            pipe_timed.push_back(
+                {std::string(cands[j]->name), n, std::ceil(n / packets[j]), 0, t[j], 0});
           for (std::size_t j = 0; j < pts.size(); ++j) {
-            const std::size_t cj = point_cand[j];
-            pts[j].t = t[cj];
+            pts[j].t = t[j];
             for (std::size_t bi = 0; bi < breaks.size(); ++bi) {
               trains[bi].push_back(pts[j]);
               trains[bi].back().above = point_above[j][bi];
               trains[bi].back().above_bytes = point_above_bytes[j][bi];
             }
             train_names.push_back(std::string(fabcoll::collective_name(c)) + ',' +
-                                  std::string(cands[cj]->name) + ',' + fmt("%.0f", n));
+                                  std::string(cands[j]->name) + ',' + fmt("%.0f", n));
           }
         }
       }

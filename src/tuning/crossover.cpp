@@ -247,16 +247,15 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& li
 }
 
 bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& at_model, double& a,
-                       double& b, double& c, double* o_terms, double* o_recv_terms, double k) {
-  const bool piped = alg.optimal_k != nullptr;
-  if (piped && !(k >= 2)) return false;
+                       double& b, double& c, double* o_terms, double* o_recv_terms) {
+  if (alg.optimal_k != nullptr) return false;
   CostModel at = at_model;
   at.written = 1;  // b: every byte at β (see the declaration)
   at.exchange_alpha = at.exchange_beta = 1;
   at.wake = 0;
   at.call_wake = 0;
   CostQuery q = query(n, p, at);
-  q.k = piped ? k : 1;
+  q.k = 1;
   const double whole = alg.predict(q);
   const auto unit = [&](CostModel m) {
     q.m = m;

@@ -98,15 +98,13 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& li
 /// b counts every byte at β (ω of `at` is ignored: a fit of ω scales b by the written share
 /// itself, CostPoint::f), a every round at α (χ and W of `at` ignored likewise: CostPoint::e, w).
 /// False (terms untouched) when the formula is not linear in α, β, γ near `at` (it chooses among
-/// strategies by the model, as hybrid does) or alg is pipelined and no k is given (below).
+/// strategies by the model, as hybrid does) or alg is pipelined (its k depends on the model).
 /// o_terms (optional): how many o the formula charges (its o terms at o = 1), which c holds at
 /// `at`'s measured o; 0 where o is not measured (every o an α). o_recv_terms (optional): how
 /// many o_r (CostModel::receive_overhead) likewise, which c holds at `at`'s recv_overhead().
-/// k (a pipelined alg only, k >= 2): its terms at that packet count, held fixed as a run timed
-/// at it ran (its k otherwise depends on the model).
 bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& at, double& a,
                        double& b, double& c, double* o_terms = nullptr,
-                       double* o_recv_terms = nullptr, double k = 0);
+                       double* o_recv_terms = nullptr);
 /// True when alg may serve (coll, p, commutative) (the selector's exclusions).
 bool eligible(const Algorithm& alg, int p, bool commutative);
 /// Relative cost difference below which two algorithms tie.

@@ -224,39 +224,6 @@ std::vector<CostPoint> formula_points(const CostModel& truth, int p,
   return pts;
 }
 
-// A pipelined broadcast timed at a packet count is a point of the fit (fabcoll-calibrate: the
-// largest training size, at the packets the validation times): its terms at that k give its
-// formula's time; without a k its cost is not linear (its k depends on the model).
-TEST(Fit, PipelinedTermsAtTheirPacketCount) {
-  CostModel truth;
-  truth.alpha = 2e-6;
-  truth.beta = 3e-10;
-  truth.gamma = 0;
-  const double n = 1 << 20;
-  int seen = 0;
-  for (const Algorithm* alg : all_algorithms()) {
-    if (alg->coll != Collective::bcast || alg->optimal_k == nullptr) continue;
-    double a = 0, b = 0, c = 0;
-    EXPECT_FALSE(linear_cost_terms(*alg, n, 4, truth, a, b, c)) << alg->name;
-    for (const double k : {3.0, 7.0}) {
-      ASSERT_TRUE(linear_cost_terms(*alg, n, 4, truth, a, b, c, nullptr, nullptr, k)) << alg->name;
-      CostQuery q;
-      q.n = n;
-      q.p = 4;
-      q.k = k;
-      q.m = truth;
-      const double t = alg->cost(q);
-      EXPECT_NEAR(a * truth.alpha + b * truth.beta + c, t, 1e-9 * t) << alg->name << " k " << k;
-      // More packets, more rounds.
-      if (k == 7.0) {
-        EXPECT_GT(a, 3.0) << alg->name;
-      }
-    }
-    ++seen;
-  }
-  EXPECT_GE(seen, 3);
-}
-
 // α, β fitted to timed collectives (the oversubscribed layout): t = a α + b β + c with a, b, c
 // from the cost formulas. Synthetic times from known α, β (and noise) come back.
 // ω fitted in one mode of the VM, the probe timed in the other: flagged only where the probe

@@ -1413,10 +1413,11 @@ int main(int argc, char** argv) {
       // reduce + bcast against recursive doubling lies there (p = 4 sockets on 2 cores), and
       // without it two launches of twelve of the thirty-sixth session chose reduce + bcast at
       // 31-95 KiB where recursive doubling was 16% faster (χβ fitted at 3.4-3.9, reduce +
-      // bcast predicted 5-7% under recursive doubling). Six launches with it met both
-      // targets (χβ 1.8-3.6); the predicted ratio of the two came within a median 10% of the
-      // measured one (13% without, twelve launches): too few launches to tell apart from
-      // the VM's noise, and about 5 s more a launch.
+      // bcast predicted 5-7% under recursive doubling). With it the predicted ratio of the two
+      // came within a median 10% of the measured one (13% without, twelve launches), but two
+      // of ten launches still missed on that pair (14 and 162 KiB), both with the pattern of a
+      // change of the VM's pace between collectives (timed size by size since, below); about
+      // 5 s a launch.
       // Over the fabric no break is known beforehand, and one α through all sizes fitted sockets
       // badly: its one-way time is a staircase (16-17 µs up to 128 B, 22-23 at 256-512 B, 28-31
       // from 1 to 32 KiB, p = 2), and at p = 4 on 2 cores the fit's R² came out 0.67-0.75 in

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace fabcoll {
 
@@ -43,6 +44,16 @@ double sim_written_share(const Algorithm& alg, int p, double k);
 /// bytes, likewise at β. 0 where it sends nothing. Cached per (alg, p, n, break, strategy) for
 /// the life of the process; thread-safe. tuning::segment_k costs a whole-message algorithm
 /// under a protocol break with α and β mixed by these shares.
+/// A broadcast's copies on its busiest CPU, in units of n: alg at p ranks, root 0, k packets
+/// (rounded, at least 1; 1 for a whole-message algorithm), n bytes, ranks on `cpus` (one CPU
+/// each; sim::World::set_cpus). Every receiver copies the n bytes it receives (out of a ring, or
+/// out of its sender's buffer: pulled, from pull_bytes; 0: none pulled), and a sender copies
+/// into a ring what it sends below pull_bytes (a rank's messages are taken at their mean size):
+/// the largest sum over a CPU's ranks. The sent bytes per rank come from the sim (cached per
+/// (alg, p, k) for the life of the process; thread-safe). 0 for any other collective, or with
+/// cpus not of size p.
+double sim_bcast_cpu_copies(const Algorithm& alg, int p, double k, const std::vector<int>& cpus,
+                            double n, double pull_bytes);
 struct BreakShares {
   double alpha = 0;
   double beta = 0;

@@ -181,6 +181,62 @@ double sim_steps(const Algorithm& alg, int p, double k_in) {
   return a + (k - static_cast<double>(lo + odd)) * (b - a) / static_cast<double>(lo);
 }
 
+double sim_bcast_cpu_copies(const Algorithm& alg, int p, double k_in, const std::vector<int>& cpus,
+                            double n, double pull_bytes) {
+  if (alg.coll != Collective::bcast || p < 2 || static_cast<int>(cpus.size()) != p || !(n > 0))
+    return 0;
+  const double k = alg.optimal_k != nullptr ? std::max(1.0, std::round(k_in)) : 1.0;
+  // Per rank: the bytes it sent and its messages, per byte of n, at n = 64 doubles a packet.
+  struct Sent {
+    std::vector<double> bytes, messages;
+  };
+  using Key = std::tuple<const Algorithm*, int, double>;
+  static std::mutex mu;
+  static std::map<Key, Sent> cache;
+  const Key key{&alg, p, k};
+  Sent sent;
+  bool have = false;
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    if (const auto it = cache.find(key); it != cache.end()) {
+      sent = it->second;
+      have = true;
+    }
+  }
+  if (!have) {
+    CostModel unit;
+    unit.alpha = 1;
+    unit.beta = 1e-3;
+    unit.gamma = 0;
+    const auto packets = static_cast<std::size_t>(k);
+    const std::size_t bytes = 8 * 64 * packets;
+    const sim::Stats st = run_for_cost(alg, p, bytes, unit, true, 0, packets);
+    for (int r = 0; r < p; ++r) {
+      const auto ur = static_cast<std::size_t>(r);
+      sent.bytes.push_back(ur < st.bytes_sent.size()
+                               ? static_cast<double>(st.bytes_sent[ur]) / static_cast<double>(bytes)
+                               : 0.0);
+      sent.messages.push_back(
+          ur < st.messages_sent.size() ? static_cast<double>(st.messages_sent[ur]) : 0.0);
+    }
+    const std::lock_guard<std::mutex> lock(mu);
+    cache.emplace(key, sent);
+  }
+  std::map<int, double> on_cpu;
+  for (int r = 0; r < p; ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    double copies = r == 0 ? 0.0 : 1.0;  // what it receives, copied once on its side
+    const double out = sent.bytes[ur] * n;
+    const bool ring =
+        !(pull_bytes > 0) || (sent.messages[ur] > 0 && out / sent.messages[ur] < pull_bytes);
+    if (ring) copies += sent.bytes[ur];
+    on_cpu[cpus[ur]] += copies;
+  }
+  double most = 0;
+  for (const auto& [cpu, c] : on_cpu) most = std::max(most, c);
+  return most;
+}
+
 namespace {
 // The shares at `bytes` (whole doubles), four runs: α or β at 1 for every message (the whole),
 // then at 1 above the break and 0 below (its part). No χ, ω, γ, o: only which messages carry

@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "algorithms/placement.hpp"
 #include "algorithms/sim_steps.hpp"
 
 namespace fabcoll::tuning {
@@ -91,7 +92,71 @@ double mean_message_bytes(const Algorithm& alg, double n, int p, const CostModel
 
 namespace {
 
-// segment_k before β beyond the cache (CostModel::large_from), which with_large applies.
+// The packets of a pipelined algorithm that cost beta_large at n >= large_from: those of at
+// least large_from, and those its receivers pull (pull_bytes, shm's single-copy reads) however
+// large. A pulled packet lands in the receiver's whole buffer as a whole message does, and
+// with ranks sharing cores the receivers of one CPU fill two such buffers one after another:
+// p = 4 on 2 cores, the VM's x2 mode, fabcoll-calibrate --quick, the pipelined binary tree's
+// three pulled packets of 341 KiB at 1 MiB were measured at 1.22e-10 s/B past its 6α, as the
+// naive broadcast's two whole pulls were (both 288.5 and 261.9 µs), where β above the break
+// was 1.07e-10 and beta_large 1.36e-10; costed at β the tree was put 10% under its time and
+// chosen over the naive broadcast, 10% faster. Ring packets (below pull_bytes) keep β: the
+// linear pipeline's were measured at 0.7 times the model at 1 MiB (CostModel::large_from).
+double large_packets_from(const CostModel& m) {
+  return m.pull_bytes > 0 ? std::min(m.pull_bytes, m.large_from) : m.large_from;
+}
+
+// A pipelined choice's packets costed beta_large where they reach large_packets_from.
+PacketChoice large_packets(double n, PacketChoice c) {
+  if (c.m.has_large() && n >= c.m.large_from &&
+      std::ceil(n / std::max(c.k, 1.0)) >= large_packets_from(c.m))
+    c.m.beta = c.m.beta_large;
+  return c;
+}
+
+// A broadcast's copies on its busiest CPU at beta_large a byte (with ranks sharing CPUs, n at
+// or beyond large_from; 0 elsewhere): every receiver copies what it receives, and a sender what
+// it puts into a ring, and the copies of one CPU's ranks run one after another, whatever the
+// formula's rounds. p = 4 on 2 cores (cyclic), the VM's x2 mode, fabcoll-calibrate --quick at
+// 1 MiB: the linear pipeline in 33 ring packets (three copies of n on each CPU) took 424-477 µs
+// and the pipelined binary tree so 389-444 (four launches), 3 × 1 MiB × beta_large = 428 µs,
+// where the formulas under κ put them at 306-323 (the linear pipeline then chosen over the
+// naive broadcast, 251 µs: two pulls of n on one CPU).
+double copy_floor(const Algorithm& alg, double n, int p, const PacketChoice& c) {
+  const CostModel& m = c.m;
+  if (alg.coll != Collective::bcast || !m.has_large() || !(n >= m.large_from) ||
+      m.placement == nullptr || m.placement->size() != p)
+    return 0;
+  return sim_bcast_cpu_copies(alg, p, c.k, m.placement->cpus(), n, m.pull_bytes) * n * m.beta_large;
+}
+
+double predicted(const Algorithm& alg, double n, int p, const PacketChoice& c) {
+  CostQuery q = query(n, p, c.m);
+  q.k = c.k;
+  return alg.predict(q);
+}
+
+// The choice's cost, at least its copy floor.
+double floored(const Algorithm& alg, double n, int p, const PacketChoice& c) {
+  return std::max(predicted(alg, n, p, c), copy_floor(alg, n, p, c));
+}
+
+// The choice costed at its copy floor where its formula lies under it: α and β scaled alike
+// (as κ scales them), twice, since the formula is only nearly linear in them.
+PacketChoice with_copy_floor(const Algorithm& alg, double n, int p, PacketChoice c) {
+  const double floor = copy_floor(alg, n, p, c);
+  for (int i = 0; i < 2; ++i) {
+    const double t = predicted(alg, n, p, c);
+    if (!(t > 0) || t >= floor) break;
+    c.m.alpha *= floor / t;
+    c.m.beta *= floor / t;
+  }
+  return c;
+}
+
+// segment_k before β beyond the cache (CostModel::large_from), which with_large applies; a
+// pipelined algorithm's candidates above the break with it (large_packets), so that packets
+// below the break are weighed against pulled ones at the β each costs.
 PacketChoice segment_k_of(const Algorithm& alg, double n, int p, const CostModel& below,
                           const CostModel& above, double break_bytes) {
   if (alg.optimal_k == nullptr && break_bytes > 0) {
@@ -136,10 +201,9 @@ PacketChoice segment_k_of(const Algorithm& alg, double n, int p, const CostModel
   if (first_below + 1 <= max_k) add(first_below + 1, false);
   PacketChoice best = cands.front();
   double best_cost = std::numeric_limits<double>::infinity();
-  for (const PacketChoice& c : cands) {
-    CostQuery q = query(n, p, c.m);
-    q.k = c.k;
-    const double cost = alg.predict(q);
+  for (PacketChoice& c : cands) {
+    c = large_packets(n, c);
+    const double cost = floored(alg, n, p, c);
     if (cost < best_cost || (cost == best_cost && c.k < best.k)) {
       best = c;
       best_cost = cost;
@@ -163,32 +227,32 @@ double share_from(const Algorithm& alg, double n, int p, const CostModel& m, dou
   return mean_message_bytes(alg, n, p, m) >= bytes ? 1.0 : 0.0;
 }
 
-// β beyond the cache: a pipelined algorithm's packets at or above large_from cost beta_large;
-// a whole-message algorithm's β is mixed by the share of its critical path's bytes in messages
-// at or above it (the sim's, as for a break; past kSimStepsMaxP by its mean message).
-PacketChoice with_large(const Algorithm& alg, double n, int p, PacketChoice c) {
+// β beyond the cache: a pipelined algorithm's packets at or above large_packets_from cost
+// beta_large; a whole-message algorithm's β is mixed by the share of its critical path's bytes
+// in messages at or above large_from (the sim's, as for a break; past kSimStepsMaxP by its mean
+// message).
+PacketChoice with_large(const Algorithm& alg, double n, int p, PacketChoice c, double break_bytes) {
   const CostModel& m = c.m;
   if (!m.has_large() || !(n >= m.large_from)) return c;
   if (alg.optimal_k != nullptr) {
-    // Its k was chosen under β: packets that reach large_from cost beta_large, or as many more
-    // packets as keep them below it, whichever is cheaper.
-    if (std::ceil(n / std::max(c.k, 1.0)) < m.large_from) return c;
-    PacketChoice big = c, small = c;
-    big.m.beta = m.beta_large;
-    small.k = std::min(std::max(1.0, std::floor(n)), std::floor(n / m.large_from) + 1);
-    const auto cost = [&](const PacketChoice& x) {
-      CostQuery q = query(n, p, x.m);
-      q.k = x.k;
-      return alg.predict(q);
-    };
-    return std::ceil(n / small.k) < m.large_from && cost(small) < cost(big) ? small : big;
+    // Its k was chosen under β: packets that reach large_packets_from cost beta_large, or as
+    // many more packets as keep them below it, whichever is cheaper. Not packets that would
+    // fall below the break from above it: segment_k_of weighed those under the lower segment.
+    const double from = large_packets_from(m);
+    if (std::ceil(n / std::max(c.k, 1.0)) < from) return with_copy_floor(alg, n, p, c);
+    PacketChoice big = large_packets(n, c), small = c;
+    small.k = std::min(std::max(1.0, std::floor(n)), std::floor(n / from) + 1);
+    const bool small_fits = std::ceil(n / small.k) < from &&
+                            !(c.above && break_bytes > 0 && std::ceil(n / small.k) < break_bytes);
+    return with_copy_floor(
+        alg, n, p, small_fits && floored(alg, n, p, small) < floored(alg, n, p, big) ? small : big);
   }
   const double share = share_from(alg, n, p, m, m.large_from, true);
   if (share >= 1)
     c.m.beta = m.beta_large;
   else if (share > 0)
     c.m.beta = m.beta + share * (m.beta_large - m.beta);
-  return c;
+  return with_copy_floor(alg, n, p, c);
 }
 
 // α of small messages: a pipelined algorithm whose packets lie below small_below costs
@@ -236,7 +300,8 @@ PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& b
                        const CostModel& above, double break_bytes) {
   return with_large(
       alg, n, p,
-      with_small(alg, n, p, below, above, segment_k_of(alg, n, p, below, above, break_bytes)));
+      with_small(alg, n, p, below, above, segment_k_of(alg, n, p, below, above, break_bytes)),
+      break_bytes);
 }
 
 double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& link) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/sim_steps.hpp"
 #include "collectives/placement.hpp"
 #include "patterns/binomial_tree.hpp"
 #include "patterns/hypercube.hpp"
@@ -212,6 +213,30 @@ TEST(Placement, NaiveBroadcastPullsOfOneCpuRunOneAfterAnother) {
   const double written = naive.cost(q);
   q.m.placement = nullptr;
   EXPECT_EQ(naive.cost(q), written);
+}
+
+// A broadcast's copies on its busiest CPU (sim_bcast_cpu_copies), counted by hand at p = 4
+// on 2 CPUs, 1 MiB, pulls from 32 KiB: every receiver copies n once; a sender copies into a
+// ring only what it sends below the threshold. Cyclic (0 and 2 on one CPU): the naive
+// broadcast's pulls put 1 and 3 on CPU 1 (2n), its ring sends 3n more on the root's CPU (4n);
+// the linear pipeline's ring packets 3n on each CPU (0 sends, 2 takes and sends; 1 takes and
+// sends, 3 takes); the pipelined binary tree's pulled packets 2n (1 and 3). Block (0 and 1
+// on one CPU): the naive broadcast's receivers 2 and 3 on CPU 1, 2n again.
+TEST(Placement, BroadcastCopiesOnTheBusiestCpu) {
+  const Algorithm& naive = *find_algorithm(Collective::bcast, "naive");
+  const Algorithm& lin = *find_algorithm(Collective::bcast, "linear_pipeline");
+  const Algorithm& tree = *find_algorithm(Collective::bcast, "pipelined_binary_tree");
+  const Algorithm& rd = *find_algorithm(Collective::allreduce, "recursive_doubling");
+  const std::vector<int> cyclic{0, 1, 0, 1}, block{0, 0, 1, 1};
+  const double n = 1 << 20, pull = 32768;
+  EXPECT_DOUBLE_EQ(sim_bcast_cpu_copies(naive, 4, 1, cyclic, n, pull), 2);
+  EXPECT_DOUBLE_EQ(sim_bcast_cpu_copies(naive, 4, 1, cyclic, n, 0), 4);
+  EXPECT_DOUBLE_EQ(sim_bcast_cpu_copies(naive, 4, 1, block, n, pull), 2);
+  EXPECT_DOUBLE_EQ(sim_bcast_cpu_copies(lin, 4, 33, cyclic, n, pull), 3);
+  EXPECT_DOUBLE_EQ(sim_bcast_cpu_copies(tree, 4, 3, cyclic, n, pull), 2);
+  EXPECT_DOUBLE_EQ(sim_bcast_cpu_copies(tree, 4, 33, cyclic, n, pull), 3);
+  EXPECT_EQ(sim_bcast_cpu_copies(rd, 4, 1, cyclic, n, pull), 0);     // not a broadcast
+  EXPECT_EQ(sim_bcast_cpu_copies(naive, 3, 1, cyclic, n, pull), 0);  // CPUs of another p
 }
 
 // Which ranks share a CPU (Placement): ω falls only on written data that crosses CPUs, in

@@ -20,6 +20,7 @@
 #include "algorithms/sim_steps.hpp"
 #include "bootstrap/node_map.hpp"
 #include "collectives/collectives.hpp"
+#include "collectives/placement.hpp"
 #include "patterns/hypercube.hpp"
 #include "transports/sim/sim.hpp"
 #include "tuning/crossover.hpp"
@@ -1346,6 +1347,65 @@ TEST(Crossover, BetaBeyondTheCacheByTheShareOfBytes) {
   flat.large_from = 0;
   const PacketChoice before = segment_k(*lin, 4194304, 4, flat, flat, 0);
   EXPECT_GE(std::ceil(4194304 / before.k), 524288);  // so the rule above was exercised
+}
+
+// With pulls (pull_bytes) a pipeline's pulled packets at n >= large_from cost beta_large
+// however small against large_from (the receiver fills its whole buffer, as from a whole
+// message); ring packets keep β. And with ranks sharing CPUs (a placement) a broadcast costs
+// at least its busiest CPU's copies at beta_large (sim_bcast_cpu_copies): the linear pipeline's
+// ring packets at p = 4 on 2 CPUs, cyclic, 3n, where its formula alone lies under that.
+TEST(Crossover, PulledPacketsAndTheBusiestCpusCopiesBeyondTheCache) {
+  const Algorithm* tree = find_algorithm(Collective::bcast, "pipelined_binary_tree");
+  const Algorithm* lin = find_algorithm(Collective::bcast, "linear_pipeline");
+  const Algorithm* naive = find_algorithm(Collective::bcast, "naive");
+  for (const Algorithm* a : {tree, lin, naive}) ASSERT_NE(a, nullptr);
+  CostModel m{3e-6, 1.2e-10, 2.5e-11, 2e-7};
+  m.pull_bytes = 32768;
+  m.large_from = 524288;
+  m.beta_large = 1.3e-10;
+  const double n = 1048576;
+  // Pulled packets (p = 8, where the tree pipelines: at p = 4 its root's two sends of every
+  // packet make one packet cheapest under the formula alone): beta_large from the threshold,
+  // though below large_from; without pulls such packets keep β.
+  const PacketChoice big = segment_k(*tree, n, 8, m, m, 0);
+  ASSERT_GE(std::ceil(n / big.k), m.pull_bytes) << "k = " << big.k;
+  ASSERT_LT(std::ceil(n / big.k), m.large_from) << "k = " << big.k;  // the pull rule decides
+  EXPECT_EQ(big.m.beta, m.beta_large);
+  CostModel unpulled = m;
+  unpulled.pull_bytes = 0;
+  const PacketChoice before = segment_k(*tree, n, 8, unpulled, unpulled, 0);
+  ASSERT_LT(std::ceil(n / before.k), m.large_from) << "k = " << before.k;
+  EXPECT_EQ(before.m.beta, m.beta);
+  // The busiest CPU's copies: the linear pipeline in ring packets (3n on each CPU).
+  CostModel ring = m;
+  ring.streamed = 0.5;  // κ: its formula well under the copies
+  const Placement* cyclic = placement_for_mapping("cyclic", 4, 2);
+  ASSERT_NE(cyclic, nullptr);
+  CostModel placed = ring;
+  placed.placement = cyclic;
+  const auto cost = [&](const Algorithm& a, const CostModel& x) {
+    const PacketChoice c = segment_k(a, n, 4, x, x, 0);
+    CostQuery q;
+    q.n = n;
+    q.p = 4;
+    q.k = c.k;
+    q.m = c.m;
+    return std::make_pair(a.predict(q), c.k);
+  };
+  const auto [free_cost, free_k] = cost(*lin, ring);
+  const auto [floored_cost, floored_k] = cost(*lin, placed);
+  const double copies = sim_bcast_cpu_copies(*lin, 4, floored_k, cyclic->cpus(), n, m.pull_bytes);
+  EXPECT_GE(copies, 2);
+  EXPECT_LT(free_cost, copies * n * m.beta_large);  // so the floor was exercised
+  EXPECT_GE(floored_cost, 0.995 * copies * n * m.beta_large);
+  EXPECT_LE(floored_cost, 1.005 * std::max(copies * n * m.beta_large, free_cost));
+  // The same n below large_from: no floor.
+  const double small_n = 262144;
+  const PacketChoice s1 = segment_k(*lin, small_n, 4, ring, ring, 0);
+  const PacketChoice s2 = segment_k(*lin, small_n, 4, placed, placed, 0);
+  EXPECT_EQ(s1.k, s2.k);
+  EXPECT_EQ(s1.m.alpha, s2.m.alpha);
+  EXPECT_EQ(s1.m.beta, s2.m.beta);
 }
 
 // K (CostModel::call_wake) is added once per call for the share of its path not in exchanges:

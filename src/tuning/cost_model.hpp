@@ -101,9 +101,13 @@ struct CostModel {
   /// where messages of up to 384 KiB fitted; packets and smaller pieces of the same n did not
   /// (the linear pipeline 0.7 times). An algorithm is costed with β mixed from the two by the
   /// share of its critical path's bytes in such messages (tuning::segment_k, the sim's
-  /// shares as for a protocol break); a pipelined one by its packet. Fitted with α, β, ω, χ
-  /// and W to the timed collectives where ranks share cores inside a node (fabcoll-calibrate,
-  /// shm), from large_from = the L2 size over the ranks per core; not set elsewhere.
+  /// shares as for a protocol break); a pipelined one by its packet, and from pull_bytes on
+  /// (pulled packets fill the receiver's whole buffer as a whole message does) at n >=
+  /// large_from. A broadcast at n >= large_from costs at least its busiest CPU's copies at
+  /// beta_large (sim_bcast_cpu_copies: every receiver copies n, a sender what it puts into a
+  /// ring). Fitted with α, β, ω, χ and W to the timed collectives where ranks share cores
+  /// inside a node (fabcoll-calibrate, shm), from large_from = the L2 size over the ranks per
+  /// core; not set elsewhere.
   double large_from = 0;
   double beta_large = 0;
   /// κ: a broadcast's pipelined packets (k ≥ 2) streamed through rings (below pull_bytes, where

@@ -98,7 +98,7 @@ namespace {
 // with ranks sharing cores the receivers of one CPU fill two such buffers one after another:
 // p = 4 on 2 cores, the VM's x2 mode, fabcoll-calibrate --quick, the pipelined binary tree's
 // three pulled packets of 341 KiB at 1 MiB were measured at 1.22e-10 s/B past its 6α, as the
-// naive broadcast's two whole pulls were (both 288.5 and 261.9 µs), where β above the break
+// naive broadcast's two whole pulls were (288.5 and 261.9 µs), where β above the break
 // was 1.07e-10 and beta_large 1.36e-10; costed at β the tree was put 10% under its time and
 // chosen over the naive broadcast, 10% faster. Ring packets (below pull_bytes) keep β: the
 // linear pipeline's were measured at 0.7 times the model at 1 MiB (CostModel::large_from).
@@ -114,20 +114,31 @@ PacketChoice large_packets(double n, PacketChoice c) {
   return c;
 }
 
-// A broadcast's copies on its busiest CPU at beta_large a byte (with ranks sharing CPUs, n at
-// or beyond large_from; 0 elsewhere): every receiver copies what it receives, and a sender what
-// it puts into a ring, and the copies of one CPU's ranks run one after another, whatever the
-// formula's rounds. p = 4 on 2 cores (cyclic), the VM's x2 mode, fabcoll-calibrate --quick at
-// 1 MiB: the linear pipeline in 33 ring packets (three copies of n on each CPU) took 424-477 µs
-// and the pipelined binary tree so 389-444 (four launches), 3 × 1 MiB × beta_large = 428 µs,
-// where the formulas under κ put them at 306-323 (the linear pipeline then chosen over the
-// naive broadcast, 251 µs: two pulls of n on one CPU).
+// A broadcast's copies on its busiest CPU at beta_large a byte, plus its formula's latencies
+// (with ranks sharing CPUs, n at or beyond large_from; 0 elsewhere): every receiver copies what
+// it receives, and a sender what it puts into a ring, and the copies of one CPU's ranks run one
+// after another, whatever the formula's rounds. Without the latencies on top the scatter +
+// all-gather broadcast (2n on one CPU, as the naive one, in five rounds to its one) came out
+// 4 µs under the naive broadcast at 1 MiB in one launch and was chosen (298 µs against 219). p = 4
+// on 2 cores (cyclic), the VM's x2 mode, fabcoll-calibrate --quick at 1 MiB, three launches: the
+// linear pipeline in 33 ring packets (three copies of n on each CPU) took 424-477 µs and the
+// pipelined binary tree so 389-444 (κ's runs), 3 × 1 MiB × beta_large = 428 µs
+// (beta_large 1.36e-10), where its formula under κ put the linear pipeline at 311-323, with the
+// rule above alone chosen in one of them over the naive broadcast (442 µs against 251: two pulls of
+// n on one CPU).
 double copy_floor(const Algorithm& alg, double n, int p, const PacketChoice& c) {
   const CostModel& m = c.m;
   if (alg.coll != Collective::bcast || !m.has_large() || !(n >= m.large_from) ||
       m.placement == nullptr || m.placement->size() != p)
     return 0;
-  return sim_bcast_cpu_copies(alg, p, c.k, m.placement->cpus(), n, m.pull_bytes) * n * m.beta_large;
+  // Its latencies come on top: the formula at no cost per byte.
+  CostModel latencies = m;
+  latencies.beta = 0;
+  CostQuery q = query(n, p, latencies);
+  q.k = c.k;
+  return sim_bcast_cpu_copies(alg, p, c.k, m.placement->cpus(), n, m.pull_bytes) * n *
+             m.beta_large +
+         alg.predict(q);
 }
 
 double predicted(const Algorithm& alg, double n, int p, const PacketChoice& c) {

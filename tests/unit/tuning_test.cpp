@@ -1396,9 +1396,16 @@ TEST(Crossover, PulledPacketsAndTheBusiestCpusCopiesBeyondTheCache) {
   const auto [floored_cost, floored_k] = cost(*lin, placed);
   const double copies = sim_bcast_cpu_copies(*lin, 4, floored_k, cyclic->cpus(), n, m.pull_bytes);
   EXPECT_GE(copies, 2);
-  EXPECT_LT(free_cost, copies * n * m.beta_large);  // so the floor was exercised
-  EXPECT_GE(floored_cost, 0.995 * copies * n * m.beta_large);
-  EXPECT_LE(floored_cost, 1.005 * std::max(copies * n * m.beta_large, free_cost));
+  // The floor: the copies at beta_large, its formula's latencies (β = 0) on top.
+  CostQuery lat;
+  lat.n = n;
+  lat.p = 4;
+  lat.k = floored_k;
+  lat.m = placed;
+  lat.m.beta = 0;
+  const double floor = copies * n * m.beta_large + lin->predict(lat);
+  EXPECT_LT(free_cost, floor);  // so the floor was exercised
+  EXPECT_NEAR(floored_cost, floor, 0.005 * floor);
   // The same n below large_from: no floor.
   const double small_n = 262144;
   const PacketChoice s1 = segment_k(*lin, small_n, 4, ring, ring, 0);

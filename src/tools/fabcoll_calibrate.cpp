@@ -1041,9 +1041,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"collectives", "pairs"}));
   double large_from = -1;
   app.add_option("--large-from", large_from,
-                 "with more ranks than cores on shm, whole messages from this many bytes get a "
-                 "beta of their own, fitted beside the other (beta beyond the cache); default: "
-                 "the L2 cache size (hwloc) over the ranks per core; 0: none")
+                 "with more ranks than cores on shm, whole messages from this many bytes (and "
+                 "a broadcast pipeline's pulled packets at such sizes) get a beta of their own, "
+                 "fitted beside the other (beta beyond the cache), and a broadcast costs at "
+                 "least its busiest core's copies at it; default: the L2 cache size (hwloc) "
+                 "over the ranks per core; 0: none")
       ->check(CLI::NonNegativeNumber);
   double small_below = -1;
   app.add_option("--small-below", small_below,

@@ -37,13 +37,6 @@ double sim_steps(const Algorithm& alg, int p, double k);
 /// an algorithm had before). Cached per (alg, p, k) for the life of the process; thread-safe.
 double sim_written_share(const Algorithm& alg, int p, double k);
 
-/// The shares of alg's critical path carried by messages of at least break_bytes, on the sim:
-/// p ranks, root 0, one packet, blocks of n bytes (whole doubles, at least one), a hybrid's
-/// `strategy` (CollArgs::strategy). alpha: of its latencies (the finishing time at α = 1 for
-/// such messages and 0 for the others, over that at α = 1 for all; β = γ = 0); beta: of its
-/// bytes, likewise at β. 0 where it sends nothing. Cached per (alg, p, n, break, strategy) for
-/// the life of the process; thread-safe. tuning::segment_k costs a whole-message algorithm
-/// under a protocol break with α and β mixed by these shares.
 /// A broadcast's copies on its busiest CPU, in units of n: alg at p ranks, root 0, k packets
 /// (rounded, at least 1; 1 for a whole-message algorithm), n bytes, ranks on `cpus` (one CPU
 /// each; sim::World::set_cpus). Every receiver copies the n bytes it receives (out of a ring, or
@@ -54,6 +47,14 @@ double sim_written_share(const Algorithm& alg, int p, double k);
 /// cpus not of size p.
 double sim_bcast_cpu_copies(const Algorithm& alg, int p, double k, const std::vector<int>& cpus,
                             double n, double pull_bytes);
+
+/// The shares of alg's critical path carried by messages of at least break_bytes, on the sim:
+/// p ranks, root 0, one packet, blocks of n bytes (whole doubles, at least one), a hybrid's
+/// `strategy` (CollArgs::strategy). alpha: of its latencies (the finishing time at α = 1 for
+/// such messages and 0 for the others, over that at α = 1 for all; β = γ = 0); beta: of its
+/// bytes, likewise at β. 0 where it sends nothing. Cached per (alg, p, n, break, strategy) for
+/// the life of the process; thread-safe. tuning::segment_k costs a whole-message algorithm
+/// under a protocol break with α and β mixed by these shares.
 struct BreakShares {
   double alpha = 0;
   double beta = 0;

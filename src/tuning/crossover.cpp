@@ -117,15 +117,15 @@ PacketChoice large_packets(double n, PacketChoice c) {
 // A broadcast's copies on its busiest CPU at beta_large a byte, plus its formula's latencies
 // (with ranks sharing CPUs, n at or beyond large_from; 0 elsewhere): every receiver copies what
 // it receives, and a sender what it puts into a ring, and the copies of one CPU's ranks run one
-// after another, whatever the formula's rounds. Without the latencies on top the scatter +
-// all-gather broadcast (2n on one CPU, as the naive one, in five rounds to its one) came out
-// 4 µs under the naive broadcast at 1 MiB in one launch and was chosen (298 µs against 219). p = 4
-// on 2 cores (cyclic), the VM's x2 mode, fabcoll-calibrate --quick at 1 MiB, three launches: the
-// linear pipeline in 33 ring packets (three copies of n on each CPU) took 424-477 µs and the
-// pipelined binary tree so 389-444 (κ's runs), 3 × 1 MiB × beta_large = 428 µs
-// (beta_large 1.36e-10), where its formula under κ put the linear pipeline at 311-323, with the
-// rule above alone chosen in one of them over the naive broadcast (442 µs against 251: two pulls of
-// n on one CPU).
+// after another, whatever the formula's rounds. p = 4 on 2 cores (cyclic), the VM's x2 mode,
+// fabcoll-calibrate --quick at 1 MiB, three launches: the linear pipeline in 33 ring packets
+// (three copies of n on each CPU) took 424-477 µs and the pipelined binary tree so 389-444
+// (κ's runs), where 3 × 1 MiB × beta_large = 428 µs (beta_large 1.36e-10). Its formula under
+// κ put the linear pipeline at 311-323, and with the rule above alone it was chosen in one of
+// them over the naive broadcast (442 µs against 251: two pulls of n on one CPU). The
+// latencies: with the copies alone the scatter + all-gather broadcast (2n on one CPU, as the
+// naive one, in five rounds to its one) came out 4 µs under the naive broadcast at 1 MiB in
+// one launch and was chosen (298 µs against 219).
 double copy_floor(const Algorithm& alg, double n, int p, const PacketChoice& c) {
   const CostModel& m = c.m;
   if (alg.coll != Collective::bcast || !m.has_large() || !(n >= m.large_from) ||

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 
 #include "algorithms/sim_steps.hpp"
 #include "collectives/collectives.hpp"
@@ -135,19 +136,20 @@ std::vector<int> last_receivers(const Algorithm& alg, int p, std::size_t bytes, 
 
 namespace {
 // One value per (alg, p, k), fn's, kept for the life of the process (a cache per fn: each
-// caller's lambda is a type of its own). The lock is not held while fn runs the sim (it may cost
-// other algorithms, which may ask for such values too).
+// caller's lambda is a type of its own, and its result the value's). The lock is not held while
+// fn runs the sim (it may cost other algorithms, which may ask for such values too).
 template <typename Fn>
-double cached_per_k(const Algorithm& alg, int p, std::size_t k, Fn fn) {
+std::invoke_result_t<Fn> cached_per_k(const Algorithm& alg, int p, std::size_t k, Fn fn) {
   using Key = std::tuple<const Algorithm*, int, std::size_t>;
+  using Value = std::invoke_result_t<Fn>;
   static std::mutex mu;
-  static std::map<Key, double> cache;
+  static std::map<Key, Value> cache;
   const Key key{&alg, p, k};
   {
     const std::lock_guard<std::mutex> lock(mu);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  const double v = fn();
+  const Value v = fn();
   const std::lock_guard<std::mutex> lock(mu);
   cache.emplace(key, v);
   return v;
@@ -186,42 +188,28 @@ double sim_bcast_cpu_copies(const Algorithm& alg, int p, double k_in, const std:
   if (alg.coll != Collective::bcast || p < 2 || static_cast<int>(cpus.size()) != p || !(n > 0))
     return 0;
   const double k = alg.optimal_k != nullptr ? std::max(1.0, std::round(k_in)) : 1.0;
-  // Per rank: the bytes it sent and its messages, per byte of n, at n = 64 doubles a packet.
+  // Per rank: the bytes it sent, per byte of n, and its messages, at 64 doubles a packet.
   struct Sent {
     std::vector<double> bytes, messages;
   };
-  using Key = std::tuple<const Algorithm*, int, double>;
-  static std::mutex mu;
-  static std::map<Key, Sent> cache;
-  const Key key{&alg, p, k};
-  Sent sent;
-  bool have = false;
-  {
-    const std::lock_guard<std::mutex> lock(mu);
-    if (const auto it = cache.find(key); it != cache.end()) {
-      sent = it->second;
-      have = true;
-    }
-  }
-  if (!have) {
+  const auto packets = static_cast<std::size_t>(k);
+  const Sent sent = cached_per_k(alg, p, packets, [&] {
     CostModel unit;
     unit.alpha = 1;
     unit.beta = 1e-3;
     unit.gamma = 0;
-    const auto packets = static_cast<std::size_t>(k);
     const std::size_t bytes = 8 * 64 * packets;
     const sim::Stats st = run_for_cost(alg, p, bytes, unit, true, 0, packets);
-    for (int r = 0; r < p; ++r) {
-      const auto ur = static_cast<std::size_t>(r);
-      sent.bytes.push_back(ur < st.bytes_sent.size()
-                               ? static_cast<double>(st.bytes_sent[ur]) / static_cast<double>(bytes)
-                               : 0.0);
-      sent.messages.push_back(
-          ur < st.messages_sent.size() ? static_cast<double>(st.messages_sent[ur]) : 0.0);
+    Sent out;
+    for (std::size_t r = 0; r < static_cast<std::size_t>(p); ++r) {
+      out.bytes.push_back(r < st.bytes_sent.size()
+                              ? static_cast<double>(st.bytes_sent[r]) / static_cast<double>(bytes)
+                              : 0.0);
+      out.messages.push_back(r < st.messages_sent.size() ? static_cast<double>(st.messages_sent[r])
+                                                         : 0.0);
     }
-    const std::lock_guard<std::mutex> lock(mu);
-    cache.emplace(key, sent);
-  }
+    return out;
+  });
   std::map<int, double> on_cpu;
   for (int r = 0; r < p; ++r) {
     const auto ur = static_cast<std::size_t>(r);

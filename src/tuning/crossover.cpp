@@ -114,6 +114,13 @@ PacketChoice large_packets(double n, PacketChoice c) {
   return c;
 }
 
+// A choice's cost: alg at its k under its model.
+double predicted(const Algorithm& alg, double n, int p, const PacketChoice& c) {
+  CostQuery q = query(n, p, c.m);
+  q.k = c.k;
+  return alg.predict(q);
+}
+
 // A broadcast's copies on its busiest CPU at beta_large a byte, plus its formula's latencies
 // (with ranks sharing CPUs, n at or beyond large_from; 0 elsewhere): every receiver copies what
 // it receives, and a sender what it puts into a ring, and the copies of one CPU's ranks run one
@@ -132,19 +139,11 @@ double copy_floor(const Algorithm& alg, double n, int p, const PacketChoice& c) 
       m.placement == nullptr || m.placement->size() != p)
     return 0;
   // Its latencies come on top: the formula at no cost per byte.
-  CostModel latencies = m;
-  latencies.beta = 0;
-  CostQuery q = query(n, p, latencies);
-  q.k = c.k;
+  PacketChoice latencies = c;
+  latencies.m.beta = 0;
   return sim_bcast_cpu_copies(alg, p, c.k, m.placement->cpus(), n, m.pull_bytes) * n *
              m.beta_large +
-         alg.predict(q);
-}
-
-double predicted(const Algorithm& alg, double n, int p, const PacketChoice& c) {
-  CostQuery q = query(n, p, c.m);
-  q.k = c.k;
-  return alg.predict(q);
+         predicted(alg, n, p, latencies);
 }
 
 // The choice's cost, at least its copy floor.

@@ -161,6 +161,9 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
       m.beta *= f;
     }
   }
+  // Core-mates' ring bytes at δ: last, so that χ, W and the core-mates' wait above stay on the
+  // bytes between CPUs only (and the fit's columns, b at β and c at δ, say the same).
+  if (const double x = ring_bytes_across(q); x < 1) m.beta = x * m.beta + (1 - x) * m.copy;
   m.written = 1;
   m.exchange_alpha = m.exchange_beta = 1;
   m.wake = 0;
@@ -168,6 +171,26 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   m.call_wake = 0;  // predict adds it once per call
   m.core_mate_relays = false;
   return m;
+}
+
+double Algorithm::ring_bytes_across(const CostQuery& q) const {
+  // p = 4 on 2 cores (cyclic), fabcoll-calibrate --quick, 40 launches: at the validation's
+  // first size where the hybrid all-reduce leaves recursive doubling (10-31 KiB), recursive
+  // doubling sends n across CPUs and n to a core-mate, the hybrid n and n/2 in three rounds,
+  // Rabenseifner n and n/2 in four. Their times put a core-mate's byte at 5e-11 s at the
+  // median (the hybrid less Rabenseifner for a round, recursive doubling less the hybrid for
+  // n/2 of core-mates' bytes less a round), in either of the VM's modes, where the fit's β below
+  // the break was 1.1-6.2e-10 (times χβ, 1.5-2.1) and δ 3.9-6.6e-11. Costed at β, the 0.5n
+  // the hybrid saves was worth a round, and it was chosen over recursive doubling at the
+  // first validated size in every launch, where recursive doubling was the faster (up to 11%).
+  const Placement* placed = q.m.placement;
+  if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p ||
+      !(q.m.pull_bytes > 0) || !(q.m.copy > 0))
+    return 1;
+  if (optimal_k != nullptr ? q.k >= 2 || q.n >= q.m.pull_bytes : mean_message(q) >= q.m.pull_bytes)
+    return 1;
+  const long s = strategy != nullptr ? static_cast<long>(strategy(q)) : -1;
+  return std::clamp(placed->bytes_across(*this, s), 0.0, 1.0);
 }
 
 double Algorithm::core_mate_factor(const CostQuery& q) const {

@@ -56,6 +56,31 @@ class SimPlacement final : public Placement {
     return relay_cache_.try_emplace(key, factor).first->second;
   }
 
+  double bytes_across(const Algorithm& alg, long strategy) const override {
+    const std::tuple key{&alg, 0L, strategy};
+    {
+      const std::lock_guard lock(mutex_);
+      if (const auto it = across_cache_.find(key); it != across_cache_.end()) return it->second;
+    }
+    const int p = size();
+    const std::size_t block = block_bytes(p);
+    CostModel m = unit_model();
+    const auto run = [&](const CostModel& model, double mates_beta) {
+      return run_for_cost(alg, p, block, model, true, 0, 0, cpus(), strategy, false, false,
+                          mates_beta)
+          .finish_time;
+    };
+    const double every = run(m, 1);
+    const double across = run(m, 0);
+    m.beta = 0;
+    const double none = run(m, 1);
+    // No bytes on its path (a barrier): nothing to share out.
+    const double share =
+        every > none ? std::clamp((across - none) / (every - none), 0.0, 1.0) : 1.0;
+    const std::lock_guard lock(mutex_);
+    return across_cache_.try_emplace(key, share).first->second;
+  }
+
  private:
   /// Three sim runs of alg, blocks of 8 KiB: without ω (t1), with ω = 2 on every written byte
   /// (tw) and on the written bytes that cross CPUs only (tx); the share is (tx − t1)/(tw − t1).
@@ -99,6 +124,7 @@ class SimPlacement final : public Placement {
   mutable std::mutex mutex_;
   mutable std::map<std::tuple<const Algorithm*, long, long>, double> cache_;
   mutable std::map<std::tuple<const Algorithm*, long, long>, double> relay_cache_;
+  mutable std::map<std::tuple<const Algorithm*, long, long>, double> across_cache_;
 };
 
 std::mutex g_interned_mutex;

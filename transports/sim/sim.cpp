@@ -91,6 +91,9 @@ void World::post_send(int src, PostedOp* op) {
         cpus_[static_cast<std::size_t>(src)] != cpus_[static_cast<std::size_t>(dst)])
       bytes += (model_.written - 1) * static_cast<double>(w);
   }
+  if (mates_beta_ != 1 && !cpus_.empty() &&
+      cpus_[static_cast<std::size_t>(src)] == cpus_[static_cast<std::size_t>(dst)])
+    bytes *= mates_beta_;
   // An exchange: the sender receives, or the receiver sends, while this message is under way
   // (CostModel::exchange_alpha, exchange_beta). Seen as the second message of a pair is posted,
   // so the pair's step ends when that one does.

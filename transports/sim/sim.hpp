@@ -91,6 +91,11 @@ class World final : public Executor {
   /// one CPU, rank 1 relaying to 2 while the root, 2's core-mate, sends to 3: three hops'
   /// time for two). Off by default: the texts' model.
   void set_receiver_mates(bool on) { receiver_mates_ = on; }
+  /// With CPUs set: the bytes of a message to a rank on its sender's CPU cost this many times
+  /// β (1, the default: the texts' model; 0: only messages between CPUs move bytes at β), so
+  /// that a run tells the share of an algorithm's byte time spent between CPUs
+  /// (Placement::bytes_across).
+  void set_mates_beta(double factor) { mates_beta_ = factor; }
   /// A protocol break (LinkModel): messages of at least `bytes` cost alpha_above and
   /// beta_above in place of the model's α and β (χ, ω as for any message). bytes 0: none.
   void set_break(double bytes, double alpha_above, double beta_above) {
@@ -175,6 +180,7 @@ class World final : public Executor {
   double break_bytes_ = 0, alpha_above_ = 0, beta_above_ = 0;      // set_break
   bool core_mate_relays_ = false;                                  // set_core_mate_relays
   bool receiver_mates_ = false;                                    // set_receiver_mates
+  double mates_beta_ = 1;                                          // set_mates_beta
   bool record_sizes_ = false;
   bool record_messages_ = false;
   std::size_t clear_fan_in_ = 0;  // set_clear_fan_in

@@ -6,6 +6,7 @@
 
 #include "algorithms/algorithms.hpp"
 #include "algorithms/placement.hpp"
+#include "algorithms/sim_steps.hpp"
 
 namespace fabcoll {
 
@@ -104,6 +105,10 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   CostModel m = q.m;
   if (m.written != 1 && written_share != nullptr)
     m.beta *= 1 + placed_written_share(q) * (m.written - 1);
+  // Core-mates' ring bytes at δ, before χ: an exchange between core-mates copies twice as much
+  // on their CPU as a one-way message (the fit's c holds them at δ, without χ: at most 1% of a
+  // training run below the break).
+  if (const double x = ring_bytes_across(q); x < 1) m.beta = x * m.beta + (1 - x) * m.copy;
   // Before χ and W: those scale or add to the rounds it lengthens (the fit's columns alike).
   if (const double d = core_mate_factor(q); d != 1) {
     m.alpha *= d;
@@ -161,9 +166,6 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
       m.beta *= f;
     }
   }
-  // Core-mates' ring bytes at δ: last, so that χ, W and the core-mates' wait above stay on the
-  // bytes between CPUs only (and the fit's columns, b at β and c at δ, say the same).
-  if (const double x = ring_bytes_across(q); x < 1) m.beta = x * m.beta + (1 - x) * m.copy;
   m.written = 1;
   m.exchange_alpha = m.exchange_beta = 1;
   m.wake = 0;
@@ -174,22 +176,30 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
 }
 
 double Algorithm::ring_bytes_across(const CostQuery& q) const {
-  // p = 4 on 2 cores (cyclic), fabcoll-calibrate --quick, 40 launches: at the validation's
+  // p = 4 on 2 cores (cyclic), fabcoll-calibrate --quick, 39 launches: at the validation's
   // first size where the hybrid all-reduce leaves recursive doubling (10-31 KiB), recursive
-  // doubling sends n across CPUs and n to a core-mate, the hybrid n and n/2 in three rounds,
-  // Rabenseifner n and n/2 in four. Their times put a core-mate's byte at 5e-11 s at the
-  // median (the hybrid less Rabenseifner for a round, recursive doubling less the hybrid for
-  // n/2 of core-mates' bytes less a round), in either of the VM's modes, where the fit's β below
-  // the break was 1.1-6.2e-10 (times χβ, 1.5-2.1) and δ 3.9-6.6e-11. Costed at β, the 0.5n
-  // the hybrid saves was worth a round, and it was chosen over recursive doubling at the
-  // first validated size in every launch, where recursive doubling was the faster (up to 11%).
+  // doubling sends n across CPUs and n to a core-mate in two rounds, the hybrid n and n/2 in
+  // three, Rabenseifner n and n/2 in four. A least-squares fit of a constant, a round and a
+  // byte across and to a core-mate to those three and the first two at 256 B put a core-mate's
+  // byte at 1.1e-10 s (median, 26 launches of the VM's x6 mode) and 1.3e-10 (13 of its x2 mode),
+  // a byte across at 1.3e-9 and 3.7e-10: the slow mode is for data crossing CPUs. The fit's β
+  // below the break (1.1-6.2e-10, times χβ 1.5-2.1) costed the n/2 the hybrid saves at more
+  // than a round, and it was chosen over recursive doubling in all 39, where recursive doubling
+  // was the faster (by 1.4-12.6%). δ is 3.9-6.3e-11 there, times χβ in an exchange.
   const Placement* placed = q.m.placement;
-  if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p ||
-      !(q.m.pull_bytes > 0) || !(q.m.copy > 0))
+  // (Whatever δ is: the fit's unit models carry δ = 0, and their b must count the same bytes.)
+  if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p || !(q.m.pull_bytes > 0))
     return 1;
-  if (optimal_k != nullptr ? q.k >= 2 || q.n >= q.m.pull_bytes : mean_message(q) >= q.m.pull_bytes)
-    return 1;
+  if (optimal_k != nullptr && (q.k >= 2 || q.n >= q.m.pull_bytes)) return 1;
   const long s = strategy != nullptr ? static_cast<long>(strategy(q)) : -1;
+  // Every byte in the rings, none pulled: a pulled message is one copy, by its receiver, and
+  // across CPUs it can carry written data (ω). Rabenseifner's all-reduce at 64 KiB (mean
+  // message 24 KiB; its two 32 KiB messages pulled across CPUs, the second written) was
+  // predicted 29% under its time at the median of 26 x6 launches without the rule; with it
+  // applied by the mean message, its 16 KiB core-mates' messages at δ, it was chosen over
+  // recursive doubling in three launches of four, once 67% slower.
+  if (optimal_k == nullptr && sim_break_shares(*this, q.p, q.n, q.m.pull_bytes, s).beta > 0)
+    return 1;
   return std::clamp(placed->bytes_across(*this, s), 0.0, 1.0);
 }
 

@@ -186,7 +186,7 @@ struct Algorithm {
   [[nodiscard]] double core_mate_factor(const CostQuery& q) const;
   /// In shm's rings (q.m.pull_bytes > 0; its mean message below it, a pipelined one at one
   /// packet below it), with a placement of q.p ranks (CostModel::placement, core_mate_relays)
-  /// and a local copy δ (CostModel::copy): the share of its byte time spent between CPUs
+  /// (whatever its local copy δ, CostModel::copy): the share of its byte time spent between CPUs
   /// (Placement::bytes_across), whose bytes cost β; costed charges the rest δ a byte, a core-mate
   /// copying into and out of a ring on their own CPU. 1 elsewhere: every byte at β.
   [[nodiscard]] double ring_bytes_across(const CostQuery& q) const;

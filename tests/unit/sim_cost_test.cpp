@@ -325,6 +325,69 @@ TEST(Placement, WrittenAcrossFollowsWhichRanksShareACpu) {
 // block (0 and 1 on one CPU) the root's last send goes to its core-mate, and rank 2's relay
 // to 3 is its only send: nothing waits. The naive broadcast's core-mate is its last receiver
 // anyway, and recursive doubling's core-mates exchange one message each.
+TEST(Placement, CoreMatesRingBytesCostTheLocalCopy) {
+  const Placement* cyclic = placement_for_mapping("cyclic", 4, 2);
+  const Placement* block = placement_for_mapping("block", 4, 2);
+  ASSERT_NE(cyclic, nullptr);
+  ASSERT_NE(block, nullptr);
+  const Algorithm& rd = *find_algorithm(Collective::allreduce, "recursive_doubling");
+  const Algorithm& rab = *find_algorithm(Collective::allreduce, "rabenseifner");
+  const Algorithm& hybrid = *find_algorithm(Collective::allreduce, "hybrid");
+  const Algorithm& ring = *find_algorithm(Collective::allreduce, "ring");
+  // By hand, the steps go distance 1 first. Cyclic (CPUs 0 1 0 1): distance 1 crosses.
+  // Recursive doubling: n across, n to a core-mate. Rabenseifner: n/2 across, n/4 and n/4 to a
+  // core-mate, n/2 across. The hybrid halving in distance 1 only (strategy 0b10): n/2 across,
+  // n/2 to a core-mate, n/2 across; in distance 2 only (0b01): n across, then n/2 and n/2 to a
+  // core-mate. The ring's neighbours are all on the other CPU.
+  EXPECT_NEAR(cyclic->bytes_across(rd), 0.5, 1e-9);
+  EXPECT_NEAR(cyclic->bytes_across(rab), 2.0 / 3, 1e-9);
+  EXPECT_NEAR(cyclic->bytes_across(hybrid, 0b10), 2.0 / 3, 1e-9);
+  EXPECT_NEAR(cyclic->bytes_across(hybrid, 0b01), 0.5, 1e-9);
+  EXPECT_NEAR(cyclic->bytes_across(ring), 1, 1e-9);
+  // Block (CPUs 0 0 1 1): distance 1 stays on a CPU, distance 2 crosses.
+  EXPECT_NEAR(block->bytes_across(rd), 0.5, 1e-9);
+  EXPECT_NEAR(block->bytes_across(rab), 1.0 / 3, 1e-9);
+
+  // Costed: in shm's rings (below the pull threshold) the core-mates' share at δ, the rest at β.
+  CostModel m = kModel;
+  m.pull_bytes = 32768;
+  m.copy = 0.01;
+  m.placement = cyclic;
+  CostQuery q;
+  q.p = 4;
+  q.m = m;
+  q.n = 16384;
+  // (Then times what waiting for core-mates adds, Algorithm::core_mate_factor.)
+  const double d = rd.core_mate_factor(q);
+  EXPECT_DOUBLE_EQ(rd.costed(q).beta, (0.5 * m.beta + 0.5 * m.copy) * d);
+  EXPECT_DOUBLE_EQ(rab.costed(q).beta,
+                   (2.0 / 3 * m.beta + 1.0 / 3 * m.copy) * rab.core_mate_factor(q));
+  // Costing twice changes nothing.
+  CostQuery again = q;
+  again.m = rd.costed(q);
+  EXPECT_DOUBLE_EQ(rd.costed(again).beta, rd.costed(q).beta);
+  // Not where a message is pulled: recursive doubling's 32 KiB, and at 64 KiB Rabenseifner's
+  // two of 32 KiB beside its 16 KiB ones (its mean message 24 KiB).
+  q.n = 32768;
+  EXPECT_DOUBLE_EQ(rd.costed(q).beta, m.beta * rd.core_mate_factor(q));
+  q.n = 65536;
+  EXPECT_DOUBLE_EQ(rab.costed(q).beta, m.beta * rab.core_mate_factor(q));
+  // Nor over the fabric (no pull threshold), nor without a placement of q.p ranks.
+  q.n = 16384;
+  q.m.pull_bytes = 0;
+  EXPECT_DOUBLE_EQ(rd.costed(q).beta, m.beta * rd.core_mate_factor(q));
+  q.m = m;
+  q.p = 8;
+  EXPECT_DOUBLE_EQ(rd.costed(q).beta, m.beta);
+
+  // The fit's terms: b counts the bytes across at β, c the core-mates' at δ (with γ), whatever
+  // δ the model has (its unit models carry none).
+  double a = 0, b = 0, c = 0;
+  ASSERT_TRUE(tuning::linear_cost_terms(rd, 16384, 4, m, a, b, c));
+  EXPECT_DOUBLE_EQ(b, 16384 * d);
+  EXPECT_NEAR(c, 16384 * m.copy * d + 2 * 16384 * m.gamma, 1e-9);
+}
+
 TEST(Placement, CoreMateRelaysWaitForTheirSender) {
   const Algorithm& binomial = *find_algorithm(Collective::bcast, "binomial");
   const Algorithm& naive = *find_algorithm(Collective::bcast, "naive");
@@ -356,17 +419,20 @@ TEST(Placement, CoreMateRelaysWaitForTheirSender) {
   q.n = 8192;
   q.m.pull_bytes = 16384;
   const CostModel once = binomial.costed(q);
+  // (β on the bytes between CPUs, half of them: the root's message to rank 2 stays on its CPU
+  // and costs δ, 0 here; Placement.CoreMatesRingBytesCostTheLocalCopy.)
   EXPECT_DOUBLE_EQ(once.alpha, 1.5 * kModel.alpha);
-  EXPECT_DOUBLE_EQ(once.beta, 1.5 * kModel.beta);
+  EXPECT_DOUBLE_EQ(once.beta, 1.5 * 0.5 * kModel.beta);
   CostQuery again = q;
   again.m = once;
   EXPECT_DOUBLE_EQ(binomial.costed(again).alpha, once.alpha);
-  EXPECT_DOUBLE_EQ(binomial.predict(q), 3 * (kModel.alpha + kModel.beta * 8192));
-  // The fit to timed collectives takes its columns from the same costing: 3 rounds, 3n bytes.
+  EXPECT_DOUBLE_EQ(binomial.predict(q), 3 * (kModel.alpha + 0.5 * kModel.beta * 8192));
+  // The fit to timed collectives takes its columns from the same costing: 3 rounds, 3n bytes
+  // of which half cross CPUs.
   double a = 0, b = 0, c = 0;
   ASSERT_TRUE(tuning::linear_cost_terms(binomial, 8192, 4, q.m, a, b, c));
   EXPECT_DOUBLE_EQ(a, 3);
-  EXPECT_DOUBLE_EQ(b, 3 * 8192);
+  EXPECT_DOUBLE_EQ(b, 1.5 * 8192);
   q.m.pull_bytes = 8192;
   EXPECT_DOUBLE_EQ(binomial.core_mate_factor(q), 1.0);
   q.m.pull_bytes = 16384;

@@ -66,12 +66,14 @@ class Placement {
   /// binary-tree broadcast at p = 4, cyclic, 1.5 at k = 1). Cached.
   [[nodiscard]] virtual double core_mate_factor(const Algorithm& alg, long strategy = -1,
                                                 double k = 0) const = 0;
-  /// Of the time alg's bytes take at p = size() (its β terms), not pipelined, the share spent
-  /// on messages between different CPUs: by running alg on the sim with β on every byte, with
-  /// core-mates' bytes free (sim::World::set_mates_beta), and with β = 0. The rest moves
-  /// between ranks on one CPU (Algorithm::costed charges it the local copy δ in shm's rings).
-  /// `strategy` as for written_across. Cached.
-  [[nodiscard]] virtual double bytes_across(const Algorithm& alg, long strategy = -1) const = 0;
+  /// Of the time alg's bytes take at p = size() (its β terms), the share spent on messages
+  /// between different CPUs: by running alg on the sim with β on every byte, with core-mates'
+  /// bytes free (sim::World::set_mates_beta), and with β = 0, each run as core_mate_factor's
+  /// wait runs it (the binomial broadcast at p = 4, cyclic: 2 of its 3 hops' bytes). The rest
+  /// moves between ranks on one CPU (Algorithm::costed charges it the local copy δ in shm's
+  /// rings). `strategy` and k as for core_mate_factor. Cached.
+  [[nodiscard]] virtual double bytes_across(const Algorithm& alg, long strategy = -1,
+                                            double k = 0) const = 0;
 
  private:
   std::vector<int> cpu_;

@@ -200,7 +200,7 @@ double Algorithm::ring_bytes_across(const CostQuery& q) const {
   // recursive doubling in three launches of four, once 67% slower.
   if (optimal_k == nullptr && sim_break_shares(*this, q.p, q.n, q.m.pull_bytes, s).beta > 0)
     return 1;
-  return std::clamp(placed->bytes_across(*this, s), 0.0, 1.0);
+  return std::clamp(placed->bytes_across(*this, s, optimal_k != nullptr ? 1.0 : 0.0), 0.0, 1.0);
 }
 
 double Algorithm::core_mate_factor(const CostQuery& q) const {

@@ -145,7 +145,9 @@ struct Algorithm {
   bool paced = false;
 
   /// q.m as this algorithm is costed: β raised to β(1 + f(ω − 1)) for the written share f of
-  /// its bytes (CostModel::written = ω; placed_written_share), then α and β times
+  /// its bytes (CostModel::written = ω; placed_written_share), then β to xβ + (1 − x)δ for the
+  /// share x of its byte time between CPUs where all its messages go through shm's rings
+  /// (ring_bytes_across; δ = CostModel::copy), then α and β times
   /// core_mate_factor (ranks sharing cores), then α and β to α(1 + e(χα − 1)) and
   /// β(1 + e(χβ − 1)) for its exchange share e (CostModel::exchange_alpha, exchange_beta = χα, χβ),
   /// then, for a fan-in collective (fans_in), pipelined or not, α to α + (1 − e)W

@@ -56,8 +56,9 @@ class SimPlacement final : public Placement {
     return relay_cache_.try_emplace(key, factor).first->second;
   }
 
-  double bytes_across(const Algorithm& alg, long strategy) const override {
-    const std::tuple key{&alg, 0L, strategy};
+  double bytes_across(const Algorithm& alg, long strategy, double k) const override {
+    const long packets = pipeline_packets(alg, k);
+    const std::tuple key{&alg, packets, strategy};
     {
       const std::lock_guard lock(mutex_);
       if (const auto it = across_cache_.find(key); it != across_cache_.end()) return it->second;
@@ -65,9 +66,10 @@ class SimPlacement final : public Placement {
     const int p = size();
     const std::size_t block = block_bytes(p);
     CostModel m = unit_model();
+    // Run as core_mate_factor's wait runs it, the path costed scales by that factor.
     const auto run = [&](const CostModel& model, double mates_beta) {
-      return run_for_cost(alg, p, block, model, true, 0, 0, cpus(), strategy, false, false,
-                          mates_beta)
+      return run_for_cost(alg, p, block, model, true, 0, static_cast<std::size_t>(packets), cpus(),
+                          strategy, true, packets > 0, mates_beta)
           .finish_time;
     };
     const double every = run(m, 1);

@@ -155,7 +155,9 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "has sent what it queued (shm's rings below the pull threshold, the fabric at every "
         "size), and a pipelined algorithm's ring packet for a rank whose core-mate sends "
         "elsewhere once that one has sent it all; an algorithm costs alpha and beta times its "
-        "'core-mates' factor (in the note where not 1)\n");
+        "'core-mates' factor (in the note where not 1); where none of its messages is pulled "
+        "(shm's rings), its bytes between core-mates cost the local copy delta and the rest "
+        "beta (the share 'across' in the note where not 1)\n");
   std::printf("%-24s %14s %10s %8s %8s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment",
               "written", "exchange", "note");
   const Algorithm* chosen = nullptr;
@@ -182,6 +184,11 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     if (const double d = a->core_mate_factor(q); d != 1) {
       char buf[48];
       std::snprintf(buf, sizeof buf, "core-mates x%.2f", d);
+      note += (note.empty() ? "" : "; ") + std::string(buf);
+    }
+    if (const double x = a->ring_bytes_across(q); x != 1) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "across %.2f", x);
       note += (note.empty() ? "" : "; ") + std::string(buf);
     }
     std::printf("%-24s %14.3f %10zu %8s %8.3f %8.3f  %s\n", text(a->name).c_str(),

@@ -344,6 +344,11 @@ TEST(Placement, CoreMatesRingBytesCostTheLocalCopy) {
   EXPECT_NEAR(cyclic->bytes_across(hybrid, 0b10), 2.0 / 3, 1e-9);
   EXPECT_NEAR(cyclic->bytes_across(hybrid, 0b01), 0.5, 1e-9);
   EXPECT_NEAR(cyclic->bytes_across(ring), 1, 1e-9);
+  // Run as the core-mates' wait runs it: the binomial broadcast's root sends to rank 2, its
+  // core-mate, then to rank 1, and rank 2 relays to rank 3 only after both: two of its three
+  // hops' bytes cross (and 1.5 times the texts' two hops, core_mate_factor).
+  const Algorithm& binomial = *find_algorithm(Collective::bcast, "binomial");
+  EXPECT_NEAR(cyclic->bytes_across(binomial), 2.0 / 3, 1e-9);
   // Block (CPUs 0 0 1 1): distance 1 stays on a CPU, distance 2 crosses.
   EXPECT_NEAR(block->bytes_across(rd), 0.5, 1e-9);
   EXPECT_NEAR(block->bytes_across(rab), 1.0 / 3, 1e-9);
@@ -419,20 +424,20 @@ TEST(Placement, CoreMateRelaysWaitForTheirSender) {
   q.n = 8192;
   q.m.pull_bytes = 16384;
   const CostModel once = binomial.costed(q);
-  // (β on the bytes between CPUs, half of them: the root's message to rank 2 stays on its CPU
-  // and costs δ, 0 here; Placement.CoreMatesRingBytesCostTheLocalCopy.)
+  // (β on the bytes between CPUs, two of the three hops': the root's message to rank 2 stays
+  // on its CPU and costs δ, 0 here; Placement.CoreMatesRingBytesCostTheLocalCopy.)
   EXPECT_DOUBLE_EQ(once.alpha, 1.5 * kModel.alpha);
-  EXPECT_DOUBLE_EQ(once.beta, 1.5 * 0.5 * kModel.beta);
+  EXPECT_DOUBLE_EQ(once.beta, 1.5 * 2.0 / 3 * kModel.beta);
   CostQuery again = q;
   again.m = once;
   EXPECT_DOUBLE_EQ(binomial.costed(again).alpha, once.alpha);
-  EXPECT_DOUBLE_EQ(binomial.predict(q), 3 * (kModel.alpha + 0.5 * kModel.beta * 8192));
+  EXPECT_DOUBLE_EQ(binomial.predict(q), 3 * kModel.alpha + 2 * kModel.beta * 8192);
   // The fit to timed collectives takes its columns from the same costing: 3 rounds, 3n bytes
-  // of which half cross CPUs.
+  // of which 2n cross CPUs.
   double a = 0, b = 0, c = 0;
   ASSERT_TRUE(tuning::linear_cost_terms(binomial, 8192, 4, q.m, a, b, c));
   EXPECT_DOUBLE_EQ(a, 3);
-  EXPECT_DOUBLE_EQ(b, 1.5 * 8192);
+  EXPECT_DOUBLE_EQ(b, 2 * 8192);
   q.m.pull_bytes = 8192;
   EXPECT_DOUBLE_EQ(binomial.core_mate_factor(q), 1.0);
   q.m.pull_bytes = 16384;

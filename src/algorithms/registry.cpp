@@ -200,7 +200,13 @@ double Algorithm::ring_bytes_across(const CostQuery& q) const {
   // recursive doubling in three launches of four, once 67% slower.
   if (optimal_k == nullptr && sim_break_shares(*this, q.p, q.n, q.m.pull_bytes, s).beta > 0)
     return 1;
-  return std::clamp(placed->bytes_across(*this, s, optimal_k != nullptr ? 1.0 : 0.0), 0.0, 1.0);
+  const double x =
+      std::clamp(placed->bytes_across(*this, s, optimal_k != nullptr ? 1.0 : 0.0), 0.0, 1.0);
+  // In its exchanges only: a one-way message to a core-mate waits for its sender to leave the
+  // core (core_mate_factor) and was measured no cheaper. With the bytes of all its hops across
+  // CPUs but the core-mate's at δ, the binomial broadcast was chosen over the naive one at
+  // 12-16 KiB in three x6 launches of five, 16-28% slower (predicted 7-20% under its time).
+  return 1 - clamped_exchange_share(q) * (1 - x);
 }
 
 double Algorithm::core_mate_factor(const CostQuery& q) const {

@@ -367,6 +367,15 @@ TEST(Placement, CoreMatesRingBytesCostTheLocalCopy) {
   EXPECT_DOUBLE_EQ(rd.costed(q).beta, (0.5 * m.beta + 0.5 * m.copy) * d);
   EXPECT_DOUBLE_EQ(rab.costed(q).beta,
                    (2.0 / 3 * m.beta + 1.0 / 3 * m.copy) * rab.core_mate_factor(q));
+  // In exchanges only (a one-way message to a core-mate waits for its sender): the binomial
+  // broadcast's β stays; scatter + all-gather's core-mates' bytes at δ in its exchanges.
+  EXPECT_DOUBLE_EQ(binomial.ring_bytes_across(q), 1);
+  EXPECT_DOUBLE_EQ(binomial.costed(q).beta, m.beta * binomial.core_mate_factor(q));
+  const Algorithm& sag = *find_algorithm(Collective::bcast, "scatter_allgather");
+  const double e = sag.clamped_exchange_share(q);
+  ASSERT_GT(e, 0);
+  ASSERT_LT(e, 1);
+  EXPECT_DOUBLE_EQ(sag.ring_bytes_across(q), 1 - e * (1 - cyclic->bytes_across(sag)));
   // Costing twice changes nothing.
   CostQuery again = q;
   again.m = rd.costed(q);
@@ -424,20 +433,17 @@ TEST(Placement, CoreMateRelaysWaitForTheirSender) {
   q.n = 8192;
   q.m.pull_bytes = 16384;
   const CostModel once = binomial.costed(q);
-  // (β on the bytes between CPUs, two of the three hops': the root's message to rank 2 stays
-  // on its CPU and costs δ, 0 here; Placement.CoreMatesRingBytesCostTheLocalCopy.)
   EXPECT_DOUBLE_EQ(once.alpha, 1.5 * kModel.alpha);
-  EXPECT_DOUBLE_EQ(once.beta, 1.5 * 2.0 / 3 * kModel.beta);
+  EXPECT_DOUBLE_EQ(once.beta, 1.5 * kModel.beta);
   CostQuery again = q;
   again.m = once;
   EXPECT_DOUBLE_EQ(binomial.costed(again).alpha, once.alpha);
-  EXPECT_DOUBLE_EQ(binomial.predict(q), 3 * kModel.alpha + 2 * kModel.beta * 8192);
-  // The fit to timed collectives takes its columns from the same costing: 3 rounds, 3n bytes
-  // of which 2n cross CPUs.
+  EXPECT_DOUBLE_EQ(binomial.predict(q), 3 * (kModel.alpha + kModel.beta * 8192));
+  // The fit to timed collectives takes its columns from the same costing: 3 rounds, 3n bytes.
   double a = 0, b = 0, c = 0;
   ASSERT_TRUE(tuning::linear_cost_terms(binomial, 8192, 4, q.m, a, b, c));
   EXPECT_DOUBLE_EQ(a, 3);
-  EXPECT_DOUBLE_EQ(b, 2 * 8192);
+  EXPECT_DOUBLE_EQ(b, 3 * 8192);
   q.m.pull_bytes = 8192;
   EXPECT_DOUBLE_EQ(binomial.core_mate_factor(q), 1.0);
   q.m.pull_bytes = 16384;

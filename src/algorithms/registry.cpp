@@ -195,17 +195,18 @@ double Algorithm::ring_bytes_across(const CostQuery& q) const {
   // Every byte in the rings, none pulled: a pulled message is one copy, by its receiver, and
   // across CPUs it can carry written data (ω). Rabenseifner's all-reduce at 64 KiB (mean
   // message 24 KiB; its two 32 KiB messages pulled across CPUs, the second written) was
-  // predicted 29% under its time at the median of 26 x6 launches without the rule; with it
-  // applied by the mean message, its 16 KiB core-mates' messages at δ, it was chosen over
-  // recursive doubling in three launches of four, once 67% slower.
+  // predicted 29% under its time at the median of 26 x6 launches without the rule. With the
+  // rule applied by the mean message, its 16 KiB core-mates' messages at δ, it was chosen at
+  // 64 KiB in six launches of six, 1.4-7.4% slower than the fastest, and 67.3% in one that
+  // went into the x6 mode during it.
   if (optimal_k == nullptr && sim_break_shares(*this, q.p, q.n, q.m.pull_bytes, s).beta > 0)
     return 1;
   const double x =
       std::clamp(placed->bytes_across(*this, s, optimal_k != nullptr ? 1.0 : 0.0), 0.0, 1.0);
   // In its exchanges only: a one-way message to a core-mate waits for its sender to leave the
-  // core (core_mate_factor) and was measured no cheaper. With the bytes of all its hops across
-  // CPUs but the core-mate's at δ, the binomial broadcast was chosen over the naive one at
-  // 12-16 KiB in three x6 launches of five, 16-28% slower (predicted 7-20% under its time).
+  // core (core_mate_factor) and was measured no cheaper. With every core-mate's byte at δ, the
+  // binomial broadcast was chosen over the naive one at 12-16 KiB in three of four x6
+  // launches, 15.6-27.5% slower (predicted 11-53% under its time).
   return 1 - clamped_exchange_share(q) * (1 - x);
 }
 

@@ -25,62 +25,44 @@ class SimPlacement final : public Placement {
   using Placement::Placement;
 
   double written_across(const Algorithm& alg, double k, long strategy) const override {
-    const long packets = pipeline_packets(alg, k);
-    const std::tuple key{&alg, packets, strategy};
-    {
-      const std::lock_guard lock(mutex_);
-      if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
-    }
-    const double share = measure(alg, static_cast<std::size_t>(packets), strategy);
-    const std::lock_guard lock(mutex_);
-    return cache_.try_emplace(key, share).first->second;
+    return cached(cache_, alg, k, strategy, [&](long packets) {
+      return measure(alg, static_cast<std::size_t>(packets), strategy);
+    });
   }
 
   double core_mate_factor(const Algorithm& alg, long strategy, double k) const override {
-    const long packets = pipeline_packets(alg, k);
-    const std::tuple key{&alg, packets, strategy};
-    {
-      const std::lock_guard lock(mutex_);
-      if (const auto it = relay_cache_.find(key); it != relay_cache_.end()) return it->second;
-    }
-    const int p = size();
-    const std::size_t block = block_bytes(p);
-    const CostModel m = unit_model();
-    const auto n = static_cast<std::size_t>(packets);
-    const double plain =
-        run_for_cost(alg, p, block, m, true, 0, n, cpus(), strategy, false).finish_time;
-    const double waiting =
-        run_for_cost(alg, p, block, m, true, 0, n, cpus(), strategy, true, packets > 0).finish_time;
-    const double factor = plain > 0 ? std::max(1.0, waiting / plain) : 1.0;
-    const std::lock_guard lock(mutex_);
-    return relay_cache_.try_emplace(key, factor).first->second;
+    return cached(relay_cache_, alg, k, strategy, [&](long packets) {
+      const int p = size();
+      const std::size_t block = block_bytes(p);
+      const CostModel m = unit_model();
+      const auto n = static_cast<std::size_t>(packets);
+      const double plain =
+          run_for_cost(alg, p, block, m, true, 0, n, cpus(), strategy, false).finish_time;
+      const double waiting =
+          run_for_cost(alg, p, block, m, true, 0, n, cpus(), strategy, true, packets > 0)
+              .finish_time;
+      return plain > 0 ? std::max(1.0, waiting / plain) : 1.0;
+    });
   }
 
   double bytes_across(const Algorithm& alg, long strategy, double k) const override {
-    const long packets = pipeline_packets(alg, k);
-    const std::tuple key{&alg, packets, strategy};
-    {
-      const std::lock_guard lock(mutex_);
-      if (const auto it = across_cache_.find(key); it != across_cache_.end()) return it->second;
-    }
-    const int p = size();
-    const std::size_t block = block_bytes(p);
-    CostModel m = unit_model();
-    // Run as core_mate_factor's wait runs it, the path costed scales by that factor.
-    const auto run = [&](const CostModel& model, double mates_beta) {
-      return run_for_cost(alg, p, block, model, true, 0, static_cast<std::size_t>(packets), cpus(),
-                          strategy, true, packets > 0, mates_beta)
-          .finish_time;
-    };
-    const double every = run(m, 1);
-    const double across = run(m, 0);
-    m.beta = 0;
-    const double none = run(m, 1);
-    // No bytes on its path (a barrier): nothing to share out.
-    const double share =
-        every > none ? std::clamp((across - none) / (every - none), 0.0, 1.0) : 1.0;
-    const std::lock_guard lock(mutex_);
-    return across_cache_.try_emplace(key, share).first->second;
+    return cached(across_cache_, alg, k, strategy, [&](long packets) {
+      const int p = size();
+      const std::size_t block = block_bytes(p);
+      CostModel m = unit_model();
+      // Run as core_mate_factor's wait runs it, the path costed scales by that factor.
+      const auto run = [&](const CostModel& model, double mates_beta) {
+        return run_for_cost(alg, p, block, model, true, 0, static_cast<std::size_t>(packets),
+                            cpus(), strategy, true, packets > 0, mates_beta)
+            .finish_time;
+      };
+      const double every = run(m, 1);
+      const double across = run(m, 0);
+      m.beta = 0;
+      const double none = run(m, 1);
+      // No bytes on its path (a barrier): nothing to share out.
+      return every > none ? std::clamp((across - none) / (every - none), 0.0, 1.0) : 1.0;
+    });
   }
 
  private:
@@ -123,10 +105,26 @@ class SimPlacement final : public Placement {
     return m;
   }
 
+  using Key = std::tuple<const Algorithm*, long, long>;
+  /// compute(packets) for alg at k (pipeline_packets) and strategy, cached in `cache`.
+  template <class Compute>
+  double cached(std::map<Key, double>& cache, const Algorithm& alg, double k, long strategy,
+                const Compute& compute) const {
+    const long packets = pipeline_packets(alg, k);
+    const Key key{&alg, packets, strategy};
+    {
+      const std::lock_guard lock(mutex_);
+      if (const auto it = cache.find(key); it != cache.end()) return it->second;
+    }
+    const double value = compute(packets);
+    const std::lock_guard lock(mutex_);
+    return cache.try_emplace(key, value).first->second;
+  }
+
   mutable std::mutex mutex_;
-  mutable std::map<std::tuple<const Algorithm*, long, long>, double> cache_;
-  mutable std::map<std::tuple<const Algorithm*, long, long>, double> relay_cache_;
-  mutable std::map<std::tuple<const Algorithm*, long, long>, double> across_cache_;
+  mutable std::map<Key, double> cache_;
+  mutable std::map<Key, double> relay_cache_;
+  mutable std::map<Key, double> across_cache_;
 };
 
 std::mutex g_interned_mutex;

@@ -186,11 +186,13 @@ struct Algorithm {
   /// core-mates (docs/calibration.md, "Core-mates' relays", "Ring receivers' core-mates").
   /// costed scales α and β by it (not W, o, G or γ).
   [[nodiscard]] double core_mate_factor(const CostQuery& q) const;
-  /// In shm's rings (q.m.pull_bytes > 0; its mean message below it, a pipelined one at one
-  /// packet below it), with a placement of q.p ranks (CostModel::placement, core_mate_relays)
-  /// (whatever its local copy δ, CostModel::copy): the share of its byte time spent between CPUs
-  /// (Placement::bytes_across), whose bytes cost β; costed charges the rest δ a byte, a core-mate
-  /// copying into and out of a ring on their own CPU. 1 elsewhere: every byte at β.
+  /// In shm's rings (q.m.pull_bytes > 0; none of its messages pulled, sim_break_shares at the
+  /// pull threshold; a pipelined one at one packet below it), with a placement of q.p ranks
+  /// (CostModel::placement, core_mate_relays), whatever its local copy δ (CostModel::copy):
+  /// 1 − e(1 − x), for the share x of its byte time spent between CPUs
+  /// (Placement::bytes_across) and its exchange share e. costed charges that share of its bytes
+  /// β and the rest δ a byte (a core-mate copying into and out of a ring on their own CPU, in
+  /// an exchange). 1 elsewhere: every byte at β.
   [[nodiscard]] double ring_bytes_across(const CostQuery& q) const;
   /// exchange_share at q clamped to [0, 1] (0 without one): the e that costed and predict charge.
   [[nodiscard]] double clamped_exchange_share(const CostQuery& q) const;

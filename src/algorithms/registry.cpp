@@ -191,6 +191,9 @@ double Algorithm::ring_bytes_across(const CostQuery& q) const {
   if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p || !(q.m.pull_bytes > 0))
     return 1;
   if (optimal_k != nullptr && (q.k >= 2 || q.n >= q.m.pull_bytes)) return 1;
+  // In its exchanges only (below): none, nothing to look up.
+  const double e = clamped_exchange_share(q);
+  if (!(e > 0)) return 1;
   const long s = strategy != nullptr ? static_cast<long>(strategy(q)) : -1;
   // Every byte in the rings, none pulled: a pulled message is one copy, by its receiver, and
   // across CPUs it can carry written data (ω). Rabenseifner's all-reduce at 64 KiB (mean
@@ -207,7 +210,7 @@ double Algorithm::ring_bytes_across(const CostQuery& q) const {
   // core (core_mate_factor) and was measured no cheaper. With every core-mate's byte at δ, the
   // binomial broadcast was chosen over the naive one at 12-16 KiB in three of four x6
   // launches, 15.6-27.5% slower (predicted 11-53% under its time).
-  return 1 - clamped_exchange_share(q) * (1 - x);
+  return 1 - e * (1 - x);
 }
 
 double Algorithm::core_mate_factor(const CostQuery& q) const {

@@ -318,13 +318,6 @@ TEST(Placement, WrittenAcrossFollowsWhichRanksShareACpu) {
   EXPECT_GT(unsettled, 0);  // the case this checks occurs
 }
 
-// A message to a core-mate waits for its sender to leave the core (sim::World::
-// set_core_mate_relays, Placement::core_mate_factor). At p = 4 on 2 CPUs, cyclic (ranks 0 and
-// 2 on one), the binomial broadcast's root sends to rank 2 and then to rank 1; rank 2 reads
-// its message once the second send is done and relays to 3: three hops' time for two. Under
-// block (0 and 1 on one CPU) the root's last send goes to its core-mate, and rank 2's relay
-// to 3 is its only send: nothing waits. The naive broadcast's core-mate is its last receiver
-// anyway, and recursive doubling's core-mates exchange one message each.
 TEST(Placement, CoreMatesRingBytesCostTheLocalCopy) {
   const Placement* cyclic = placement_for_mapping("cyclic", 4, 2);
   const Placement* block = placement_for_mapping("block", 4, 2);
@@ -402,6 +395,13 @@ TEST(Placement, CoreMatesRingBytesCostTheLocalCopy) {
   EXPECT_NEAR(c, 16384 * m.copy * d + 2 * 16384 * m.gamma, 1e-9);
 }
 
+// A message to a core-mate waits for its sender to leave the core (sim::World::
+// set_core_mate_relays, Placement::core_mate_factor). At p = 4 on 2 CPUs, cyclic (ranks 0 and
+// 2 on one), the binomial broadcast's root sends to rank 2 and then to rank 1; rank 2 reads
+// its message once the second send is done and relays to 3: three hops' time for two. Under
+// block (0 and 1 on one CPU) the root's last send goes to its core-mate, and rank 2's relay
+// to 3 is its only send: nothing waits. The naive broadcast's core-mate is its last receiver
+// anyway, and recursive doubling's core-mates exchange one message each.
 TEST(Placement, CoreMateRelaysWaitForTheirSender) {
   const Algorithm& binomial = *find_algorithm(Collective::bcast, "binomial");
   const Algorithm& naive = *find_algorithm(Collective::bcast, "naive");

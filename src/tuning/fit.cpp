@@ -460,14 +460,20 @@ bool ring_fit_disagrees(double fit_beta_below, double pingpong_beta_below) {
 bool attempt_changed_less(const AttemptChange& a, const AttemptChange& b) {
   // Forced attempts rank after every measured one and tie among themselves (the first kept).
   if (a.forced || b.forced) return !a.forced;
-  if (a.moved != b.moved) return b.moved;
-  if (!a.moved) return std::max(a.machine, a.fit) < std::max(b.machine, b.fit);
-  if (a.machine != b.machine) return a.machine < b.machine;
-  return a.fit < b.fit;
+  return std::max(a.machine, a.fit) < std::max(b.machine, b.fit);
+}
+
+double written_expected(double probe) {
+  return 1 + kWrittenSlope * std::max(0.0, probe - kWrittenProbeFloor);
+}
+
+double written_fit_excess(double omega, double probe) {
+  if (omega <= 0) return 0;
+  return std::abs(std::log(omega / written_expected(probe))) / std::log(kWrittenBand);
 }
 
 bool written_fit_disagrees(double omega, double probe) {
-  return probe >= kWrittenProbeSlow && omega - 1 < kWrittenShareLow * (probe - 1);
+  return written_fit_excess(omega, probe) > 1;
 }
 
 PingPongStep ping_pong_step(std::span<const Point> medians, double lowest, double highest,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fabcoll-calibrate --retries keeps, where every attempt was disturbed, the one whose machine
-# changed least: both attempts forced as disturbed (FABCOLL_CALIBRATE_TEST_DISTURB=2, each
+# fabcoll-calibrate --retries keeps, where every attempt was disturbed, the least disturbed: both
+# attempts forced as disturbed (FABCOLL_CALIBRATE_TEST_DISTURB=2, each
 # counting as changed beyond any measured change), so the first is kept and reported.
 #   calibrate_retries.sh FABCOLL_RUN FABCOLL_CALIBRATE
 set -euo pipefail

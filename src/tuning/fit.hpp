@@ -242,8 +242,9 @@ PingPongStep ping_pong_step(std::span<const Point> medians, double lowest, doubl
 /// 1 + kWrittenSlope · max(0, probe − kWrittenProbeFloor). Fitted by least squares to the
 /// attempts kept by 105 p = 4 shm --quick launches on 2 cores (thirty-fifth to fortieth
 /// sessions) that met both of issue 6's targets, with the probe before the fit at 1.5 or more:
-/// ω − 1 = 0.635 probe − 1.216. The VM's two modes lie on that line: a probe of 1.8–2.5 with ω
-/// 1.0–1.6, and one of 4.7–6.6 with ω 2.5–4.1; their ω came out 0.76–1.42 times the line's.
+/// ω − 1 = 0.635 probe − 1.216. The VM's two modes lie on that line: 28 with a probe of
+/// 1.88–2.36 and ω 1.00–1.55, 77 with 4.67–6.34 and ω 2.50–3.90; their ω came out 0.76–1.42
+/// times the line's.
 /// (The probe's excess over 1 is not ω's: in the mode at 2 the collectives show almost no
 /// excess on written data.)
 inline constexpr double kWrittenProbeFloor = 1.91;
@@ -251,9 +252,10 @@ inline constexpr double kWrittenSlope = 0.635;
 /// How far a fitted ω may lie from written_expected, as a ratio either way, before the fit is
 /// taken to have seen another mode than the probe (written_fit_disagrees). The same launches'
 /// kept attempts that missed with ω off the line read 0.32, 0.54 (ω fitted in the mode at 2
-/// with the probe at 5.6–6.0) and 1.56–2.89 (the reverse); the 384 attempts the check with a
-/// bound of half the probe's excess flagged (every attempt in the mode at 2, and most in the
-/// other), 30 with this one, all at 0.32–0.67 of the line.
+/// with the probe at 5.6–6.0) and 1.56–2.89 (ω above the line, the probe at 2.05–2.27). Of the
+/// 384 attempts that the check with a bound of half the probe's excess flagged (nearly every
+/// attempt in the mode at 2, and most in the other), this one flags 30, all at 0.27–0.64 of
+/// the line.
 inline constexpr double kWrittenBand = 1.5;
 
 /// ω as the written-data probe before the fit implies it (kWrittenSlope).

@@ -1062,7 +1062,8 @@ int main(int argc, char** argv) {
                  "when the machine changed speed during a calibration (the ping-pong after the "
                  "validation, or the written-data probe after any validated size, moved by more "
                  "than 1.25 times, or the omega fitted where ranks share cores came out "
-                 "beyond 1.5 times either way of what the probe before it implies, or shm's "
+                 "beyond 1.5 times either way of what the probe before it (x1.5 or more) "
+                 "implies, or shm's "
                  "rings came out in that fit at more than 1/1.5 of the pairs' ping-pong's "
                  "beta), measure, fit and validate again, at most this many times (default 2; "
                  "with --quick 4, as many as end within its 110 s); the last attempt is kept, "
@@ -2122,7 +2123,7 @@ int main(int argc, char** argv) {
                                 "its time limit");
     if (again == 0) break;
   }  // attempts
-  // The last attempt is kept unless it was disturbed too and an earlier one changed less.
+  // The last attempt is kept unless it was disturbed too and an earlier one was less disturbed.
   const bool last_disturbed = attempt_disturbed();
   if (!last_disturbed || kept == attempt) {
     kept = attempt;
@@ -2348,7 +2349,7 @@ int main(int argc, char** argv) {
               r["n"].get<double>(), 100 * r["interval"][0].get<double>(),
               100 * r["interval"][1].get<double>(), r["probe"].get<double>(), probe_before);
       // After a retry the last attempt is either undisturbed (reported as it is) or, where the
-      // machine changed speed during every one, the least changed is kept (possibly the last).
+      // machine changed speed during every one, the least disturbed is kept (possibly the last).
       if (attempt > 1 && !last_disturbed)
         std::printf("attempts: %d (the machine changed speed during the %s)\n", attempt,
                     attempt == 2 ? "first" : ("first " + std::to_string(attempt - 1)).c_str());

@@ -468,7 +468,7 @@ double written_expected(double probe) {
 }
 
 double written_fit_excess(double omega, double probe) {
-  if (omega <= 0) return 0;
+  if (omega <= 0 || probe < kWrittenProbeJudged) return 0;
   return std::abs(std::log(omega / written_expected(probe))) / std::log(kWrittenBand);
 }
 

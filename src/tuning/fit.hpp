@@ -261,9 +261,16 @@ inline constexpr double kWrittenBand = 1.5;
 /// ω as the written-data probe before the fit implies it (kWrittenSlope).
 double written_expected(double probe);
 
+/// The least written-data probe from which a fitted ω is judged against it: below, the probe
+/// shows no slow mode to compare with, and a machine without this VM's modes is not judged by
+/// its line. (The quiet mode of the twenty-ninth to thirty-fourth sessions read 1.09–1.32;
+/// since, four p = 4 shm launches of 162 read 0.93–1.47, with ω 1.00–1.40.)
+inline constexpr double kWrittenProbeJudged = 1.5;
+
 /// How far ω fitted to timed collectives (ranks sharing cores inside a node) lies from what the
 /// written-data probe timed just before them implies (written_expected): |ln(ω / expected)| as
-/// a multiple of ln kWrittenBand (1 at the bound).
+/// a multiple of ln kWrittenBand (1 at the bound); 0 where the probe is below
+/// kWrittenProbeJudged.
 double written_fit_excess(double omega, double probe);
 
 /// Whether that ω disagrees with the probe (written_fit_excess above 1): the machine left the

@@ -243,8 +243,10 @@ TEST(Fit, WrittenFitDisagreesWithTheProbe) {
   EXPECT_FALSE(tuning::written_fit_disagrees(3.30, 5.82));
   EXPECT_TRUE(tuning::written_fit_disagrees(1.95, 5.98));
   EXPECT_TRUE(tuning::written_fit_disagrees(1.05, 5.58));
-  EXPECT_FALSE(tuning::written_fit_disagrees(1.15, 1.22));  // the quiet mode of earlier sessions
-  EXPECT_TRUE(tuning::written_fit_disagrees(1.6, 1.22));
+  // Below a probe of 1.5 (the quiet mode of earlier sessions) nothing is judged.
+  EXPECT_FALSE(tuning::written_fit_disagrees(1.15, 1.22));
+  EXPECT_FALSE(tuning::written_fit_disagrees(3.0, 1.49));
+  EXPECT_TRUE(tuning::written_fit_disagrees(3.0, 1.5));
   // At the bound, both ways: the excess is 1 there.
   const double e = tuning::written_expected(4.0);
   EXPECT_NEAR(tuning::written_fit_excess(e * 1.5, 4.0), 1.0, 1e-12);

@@ -156,8 +156,9 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "size), and a pipelined algorithm's ring packet for a rank whose core-mate sends "
         "elsewhere once that one has sent it all; an algorithm costs alpha and beta times its "
         "'core-mates' factor (in the note where not 1); where none of its messages is pulled "
-        "(shm's rings), its bytes between core-mates cost the local copy delta and the rest "
-        "beta (the share 'across' in the note where not 1)\n");
+        "(shm's rings), in its exchanges its bytes between core-mates cost the local copy delta "
+        "and the rest beta (the share of its bytes at beta, 'across', in the note where not "
+        "1)\n");
   std::printf("%-24s %14s %10s %8s %8s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment",
               "written", "exchange", "note");
   const Algorithm* chosen = nullptr;

@@ -791,6 +791,10 @@ constexpr double kQuickValidationSeconds = 60;
 /// another, 1.01-1.31 in eight alternating fabcoll-bench runs), while within one stretch the
 /// regret's interval over its rounds was a few percent wide.
 constexpr int kValidationPasses = 3;
+/// The fit's timed collectives (the training) in as many passes over their sizes, for the same
+/// reason: timed size by size in one stretch, the ratio of two candidates at one size was the
+/// machine's of one second or two, and the fit took each size's pace for the model's.
+constexpr int kTrainingPasses = 3;
 
 /// Calls per timed batch of the training and the validation: about 8 MB per rank and batch
 /// (1 MiB: 8 calls), 4 to 64 calls, so that a sample spans far more than the barrier's jitter.
@@ -1517,16 +1521,35 @@ int main(int argc, char** argv) {
       // validation. The fit put reduce + bcast 20% under its time at 74 KiB and chose it over
       // recursive doubling, 13.4% faster. Size by size, a change of pace falls between sizes,
       // and the algorithms compared at one size see the same machine.
+      // In kTrainingPasses passes over the sizes, as the validation times its sizes
+      // (kValidationPasses), each size's rounds split evenly among them: every plan first, then
+      // the passes, then the points.
+      struct TrainPlan {
+        Collective c;
+        double n;
+        std::vector<const Algorithm*> cands;
+        std::vector<tuning::CostPoint> pts;
+        std::vector<std::vector<double>> point_above;        // per point, per candidate break
+        std::vector<std::vector<double>> point_above_bytes;  // the same, of its bytes
+        std::vector<double> packets;
+        std::vector<fabcoll::CostModel> run_models;
+        std::size_t whole = 0;
+        std::vector<std::vector<double>> rounds;  // per candidate, over the passes
+      };
+      std::vector<TrainPlan> train_plans;
       for (const double n : sizes) {
         for (Collective c : {Collective::bcast, Collective::reduce, Collective::allreduce,
                              Collective::allgather}) {
           // Only formulas linear in α, β, γ (hybrid picks a strategy by the model: left out),
           // not pipelined (their k depends on the model), timed together as the validation
           // times its candidates (time_candidates).
-          std::vector<const Algorithm*> cands;
-          std::vector<tuning::CostPoint> pts;
-          std::vector<std::vector<double>> point_above;        // per point, per candidate break
-          std::vector<std::vector<double>> point_above_bytes;  // the same, of its bytes
+          TrainPlan plan;
+          plan.c = c;
+          plan.n = n;
+          auto& cands = plan.cands;
+          auto& pts = plan.pts;
+          auto& point_above = plan.point_above;
+          auto& point_above_bytes = plan.point_above_bytes;
           for (const Algorithm* alg : fabcoll::all_algorithms()) {
             if (alg->coll != c || alg->optimal_k != nullptr || !tuning::eligible(*alg, p, true))
               continue;
@@ -1591,9 +1614,11 @@ int main(int argc, char** argv) {
             point_above_bytes.push_back(std::move(above_bytes));
           }
           if (cands.empty()) continue;
-          std::vector<double> packets(cands.size(), 0.0);
-          std::vector<fabcoll::CostModel> run_models(cands.size(), order);
-          const std::size_t whole = cands.size();
+          auto& packets = plan.packets;
+          auto& run_models = plan.run_models;
+          packets.assign(cands.size(), 0.0);
+          run_models.assign(cands.size(), order);
+          plan.whole = cands.size();
           if (c == Collective::bcast &&
               std::find(stream_sizes.begin(), stream_sizes.end(), n) != stream_sizes.end()) {
             for (const Algorithm* alg : fabcoll::all_algorithms()) {
@@ -1610,26 +1635,41 @@ int main(int argc, char** argv) {
               run_models.push_back(pc.m);
             }
           }
+          plan.rounds.resize(cands.size());
+          train_plans.push_back(std::move(plan));
+        }
+      }
+      const int train_rounds = quick ? 21 : 41;
+      const int pass_rounds = (train_rounds + kTrainingPasses - 1) / kTrainingPasses;
+      for (int pass = 0; pass < kTrainingPasses; ++pass)
+        for (TrainPlan& plan : train_plans) {
           // With pipelines among them each runs under its own model, as in the validation (the
           // whole-message ones under the one that orders their roots); else the context's.
-          const bool piped = cands.size() > whole;
-          const std::vector<double> t = time_candidates(
-              c, world, fabcoll::world_comm(ctx), p, cands, packets, piped ? &run_models : nullptr,
-              static_cast<std::size_t>(n), quick ? 21 : 41, barrier_time, a, b, nullptr,
-              piped ? nullptr : &order);
-          for (std::size_t j = whole; j < cands.size(); ++j)
-            pipe_timed.push_back(
-                {std::string(cands[j]->name), n, std::ceil(n / packets[j]), 0, t[j], 0});
-          for (std::size_t j = 0; j < pts.size(); ++j) {
-            pts[j].t = t[j];
-            for (std::size_t bi = 0; bi < breaks.size(); ++bi) {
-              trains[bi].push_back(pts[j]);
-              trains[bi].back().above = point_above[j][bi];
-              trains[bi].back().above_bytes = point_above_bytes[j][bi];
-            }
-            train_names.push_back(std::string(fabcoll::collective_name(c)) + ',' +
-                                  std::string(cands[j]->name) + ',' + fmt("%.0f", n));
+          const bool piped = plan.cands.size() > plan.whole;
+          std::vector<std::vector<double>> rounds;
+          (void)time_candidates(plan.c, world, fabcoll::world_comm(ctx), p, plan.cands,
+                                plan.packets, piped ? &plan.run_models : nullptr,
+                                static_cast<std::size_t>(plan.n), pass_rounds, barrier_time, a, b,
+                                nullptr, piped ? nullptr : &order, &rounds);
+          for (std::size_t j = 0; j < rounds.size(); ++j)
+            plan.rounds[j].insert(plan.rounds[j].end(), rounds[j].begin(), rounds[j].end());
+        }
+      for (TrainPlan& plan : train_plans) {
+        const double n = plan.n;
+        std::vector<double> t;
+        for (auto& r : plan.rounds) t.push_back(std::max(1e-9, median(r)));
+        for (std::size_t j = plan.whole; j < plan.cands.size(); ++j)
+          pipe_timed.push_back({std::string(plan.cands[j]->name), n,
+                                std::ceil(n / plan.packets[j]), 0, t[j], 0});
+        for (std::size_t j = 0; j < plan.pts.size(); ++j) {
+          plan.pts[j].t = t[j];
+          for (std::size_t bi = 0; bi < breaks.size(); ++bi) {
+            trains[bi].push_back(plan.pts[j]);
+            trains[bi].back().above = plan.point_above[j][bi];
+            trains[bi].back().above_bytes = plan.point_above_bytes[j][bi];
           }
+          train_names.push_back(std::string(fabcoll::collective_name(plan.c)) + ',' +
+                                std::string(plan.cands[j]->name) + ',' + fmt("%.0f", n));
         }
       }
       // ω and χ with α, β: the collectives' own written and exchange shares (each point's f and

@@ -1329,7 +1329,7 @@ int main(int argc, char** argv) {
       fitted[13] = std::clamp(sc.gap, 0.0, fitted[1]);
       // G is for messages below the break: a burst at or above it measured the other segment
       // (sockets can break at 2 KiB), so G stays unmeasured (-1: β).
-      if (!gap_written || (fitted[2] > 0 && static_cast<double>(gap_bytes) >= fitted[2]))
+      if (!gap_written || !tuning::gap_kept(fitted[2], static_cast<double>(gap_bytes)))
         fitted[13] = -1;
     }
     // 3: γ on rank 0 alone; the others sleep.
@@ -1529,7 +1529,8 @@ int main(int argc, char** argv) {
         double n;
         std::vector<const Algorithm*> cands;
         std::vector<tuning::CostPoint> pts;
-        std::vector<std::vector<double>> point_above;        // per point, per candidate break
+        std::vector<tuning::CostPoint> pts_beta;       // the same with G = β (see where it is set)
+        std::vector<std::vector<double>> point_above;  // per point, per candidate break
         std::vector<std::vector<double>> point_above_bytes;  // the same, of its bytes
         std::vector<double> packets;
         std::vector<fabcoll::CostModel> run_models;
@@ -1610,6 +1611,32 @@ int main(int argc, char** argv) {
             pts.back().small_bytes = 1 - small_sh.beta;
             pts.back().o = uo;
             pts.back().o_recv = uor;
+            // Over the fabric, with G measured (the ping-pong's own break, if any, above G's
+            // messages): the point costed with G = β too, for the breaks tried at or below G's
+            // messages, under which the fitted model leaves G unmeasured (after the fit, below).
+            // Held at the measured G in c under every break, the naive broadcast's and reduce's
+            // first sends were charged 2Gn in the fit that the model then did not charge: p = 4
+            // sockets on 2 cores, ten --quick launches of 121 (thirty-fifth to forty-first
+            // sessions) held G at 5.1e-10-1.3e-9 s/B, c alone came to 0.90-4.0 times the naive
+            // broadcast's time at 384 KiB, and every one of them kept the break at 1 KiB. Seven
+            // of the ten missed a target (regrets 10.8-24.7%), against 18 of the other 111; in
+            // the last, the model put the naive broadcast and reduce at 2-384 KiB 35-68% under
+            // their time (R² 0.34).
+            plan.pts_beta.push_back(pts.back());
+            if (fabric && tm.gap >= 0) {
+              fabcoll::CostModel tb = tm;
+              tb.gap = -1;
+              double ba = 0, bb = 0, bc = 0, bo = 0, bor = 0;
+              if (tuning::linear_cost_terms(*alg, n, p, tb, ba, bb, bc, &bo, &bor)) {
+                tuning::CostPoint& q = plan.pts_beta.back();
+                q.a = ba;
+                q.b = bb;
+                q.c = bc;
+                q.w = fabcoll::fans_in(c) ? ba * (1 - e) : 0.0;
+                q.o = bo;
+                q.o_recv = bor;
+              }
+            }
             point_above.push_back(std::move(above));
             point_above_bytes.push_back(std::move(above_bytes));
           }
@@ -1659,12 +1686,16 @@ int main(int argc, char** argv) {
         std::vector<double> t;
         for (auto& r : plan.rounds) t.push_back(std::max(1e-9, median(r)));
         for (std::size_t j = plan.whole; j < plan.cands.size(); ++j)
-          pipe_timed.push_back({std::string(plan.cands[j]->name), n,
-                                std::ceil(n / plan.packets[j]), 0, t[j], 0});
+          pipe_timed.push_back(
+              {std::string(plan.cands[j]->name), n, std::ceil(n / plan.packets[j]), 0, t[j], 0});
         for (std::size_t j = 0; j < plan.pts.size(); ++j) {
           plan.pts[j].t = t[j];
           for (std::size_t bi = 0; bi < breaks.size(); ++bi) {
-            trains[bi].push_back(plan.pts[j]);
+            // G as the model fitted under this break keeps it (after the fit, below).
+            trains[bi].push_back(tuning::gap_kept(breaks[bi], static_cast<double>(gap_bytes))
+                                     ? plan.pts[j]
+                                     : plan.pts_beta[j]);
+            trains[bi].back().t = t[j];
             trains[bi].back().above = plan.point_above[j][bi];
             trains[bi].back().above_bytes = plan.point_above_bytes[j][bi];
           }
@@ -1820,7 +1851,7 @@ int main(int argc, char** argv) {
       cap(lp.model.gap, lp.model.beta, "sender time per byte G", "beta", "s/B");
       // G is for messages below the break (as after the ping-pong's fit): a break kept at or
       // below G's message size leaves it measured in the other segment, so unmeasured (β).
-      if (lp.break_bytes > 0 && static_cast<double>(gap_bytes) >= lp.break_bytes) lp.model.gap = -1;
+      if (!tuning::gap_kept(lp.break_bytes, static_cast<double>(gap_bytes))) lp.model.gap = -1;
 
       // κ (CostModel::streamed): the broadcast's pipelines timed above, against their
       // prediction under the fitted model at the packet count they ran with: its fill F (κ = 0:

@@ -457,6 +457,10 @@ bool ring_fit_disagrees(double fit_beta_below, double pingpong_beta_below) {
          pingpong_beta_below / fit_beta_below < kRingRatioLow;
 }
 
+bool gap_kept(double break_bytes, double gap_bytes) {
+  return !(break_bytes > 0 && gap_bytes >= break_bytes);
+}
+
 bool attempt_changed_less(const AttemptChange& a, const AttemptChange& b) {
   // Forced attempts rank after every measured one and tie among themselves (the first kept).
   if (a.forced || b.forced) return !a.forced;

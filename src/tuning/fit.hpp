@@ -294,6 +294,14 @@ inline constexpr double kRingRatioLow = 1.5;
 /// (fabcoll-calibrate measures again). False where either β is not positive (not fitted).
 bool ring_fit_disagrees(double fit_beta_below, double pingpong_beta_below);
 
+/// Whether a model with a protocol break at break_bytes (0: none) keeps the sender's time per
+/// byte G measured on messages of gap_bytes (CostModel::gap): G is for messages below the
+/// break, and one at or below G's messages leaves G measured in the other segment (then
+/// unmeasured, G = β). fabcoll-calibrate asks it of the ping-pong's break, of each break its
+/// fit to timed collectives tries (the points are costed with the G the model fitted under
+/// that break keeps) and of the break kept.
+bool gap_kept(double break_bytes, double gap_bytes);
+
 /// How much one of fabcoll-calibrate's attempts was disturbed, for keeping the least disturbed
 /// where every attempt was (attempt_changed_less), each check as a multiple of its own bound
 /// (1 at the bound, past it above 1). `machine`: how far the machine itself changed speed

@@ -969,6 +969,52 @@ TEST(Fit, CostPointsWithMeasuredGap) {
   expect_fit_recovers(truth);
 }
 
+// G is kept only below the model's break (gap_kept), and calibrate's fit to timed collectives
+// costs its points with the G that the model fitted under each break keeps. Held at a measured
+// G under a break that drops it, the naive broadcast's first p − 2 sends put (p − 2)Gn into the
+// points' c, which the fit cannot take back (p = 4 sockets, ten launches of 121: G held at
+// 5.1e-10–1.3e-9 s/B, the break kept at 1 KiB, seven of them missed a target). Synthetic times
+// from a model without G (as the one fitted with a break at 1 KiB is) come back exactly from
+// points costed that way, and not from points holding a measured G.
+TEST(Fit, PointsCostedWithTheGapTheModelKeeps) {
+  EXPECT_TRUE(gap_kept(0, 8192));      // no break: G measured below it
+  EXPECT_FALSE(gap_kept(1024, 8192));  // the sockets provider's step at 1 KiB
+  EXPECT_FALSE(gap_kept(8192, 8192));  // G's messages at the break: the other segment
+  EXPECT_TRUE(gap_kept(16384, 8192));
+  CostModel truth{2.5e-5, 5e-10, 2e-11};
+  truth.overhead = 5e-6;
+  truth.gap = -1;
+  CostModel held = truth;
+  held.gap = 1.3e-9;  // the burst's G, as the ten launches held it
+  std::vector<CostPoint> costed, holding;
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+    if (alg->coll != Collective::bcast && alg->coll != Collective::allreduce) continue;
+    for (double n : {2048.0, 32768.0, 98304.0, 393216.0}) {
+      double a = 0, b = 0, c = 0, ha = 0, hb = 0, hc = 0;
+      if (!linear_cost_terms(*alg, n, 4, truth, a, b, c)) continue;
+      ASSERT_TRUE(linear_cost_terms(*alg, n, 4, held, ha, hb, hc));
+      const double t = a * truth.alpha + b * truth.beta + c;
+      costed.push_back({a, b, c, t});
+      holding.push_back({ha, hb, hc, t});
+    }
+  }
+  ASSERT_GE(costed.size(), 12u);
+  const CostFit right = fit_cost_points(costed);
+  EXPECT_NEAR(right.alpha / truth.alpha, 1.0, 1e-6);
+  EXPECT_NEAR(right.beta / truth.beta, 1.0, 1e-6);
+  EXPECT_NEAR(right.r2, 1.0, 1e-9);
+  // Held at G, the naive broadcast's c alone exceeds its time at 384 KiB, and the fit is off.
+  const Algorithm* naive = find_algorithm(Collective::bcast, "naive");
+  ASSERT_NE(naive, nullptr);
+  double a = 0, b = 0, c = 0;
+  ASSERT_TRUE(linear_cost_terms(*naive, 393216, 4, held, a, b, c));
+  EXPECT_GT(c, a * truth.alpha + 3 * 393216 * truth.beta + truth.overhead * 2);
+  const CostFit wrong = fit_cost_points(holding);
+  EXPECT_LT(wrong.r2, 0.9);                                // 0.80
+  EXPECT_GT(std::abs(wrong.beta / truth.beta - 1), 0.05);  // 11% under
+}
+
 TEST(Fit, MedianAbs) {
   EXPECT_EQ(median_abs(std::vector<double>{}), 0);
   EXPECT_EQ(median_abs(std::vector<double>{-3, 1, 2}), 2);

@@ -971,8 +971,8 @@ TEST(Fit, CostPointsWithMeasuredGap) {
 
 // G is kept only below the model's break (gap_kept), and calibrate's fit to timed collectives
 // costs its points with the G that the model fitted under each break keeps. Held at a measured
-// G under a break that drops it, the naive broadcast's first p − 2 sends put (p − 2)Gn into the
-// points' c, which the fit cannot take back (p = 4 sockets, ten launches of 121: G held at
+// G under a break that drops it, the naive broadcast root's p − 2 further sends put (p − 2)Gn into
+// the points' c, which the fit cannot take back (p = 4 sockets, ten launches of 121: G held at
 // 5.1e-10–1.3e-9 s/B, the break kept at 1 KiB, seven of them missed a target). Synthetic times
 // from a model without G (as the one fitted with a break at 1 KiB is) come back exactly from
 // points costed that way, and not from points holding a measured G.

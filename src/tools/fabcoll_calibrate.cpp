@@ -1621,13 +1621,12 @@ int main(int argc, char** argv) {
             // judged (choose_break) as the model fitted under it would cost. Held at the
             // measured G in c under every break, the naive broadcast root's p − 2 further sends
             // and the naive reduce's p − 2 further messages were charged (p − 2)Gn in the fit
-            // that the model then did not charge: p = 4
-            // sockets on 2 cores, ten --quick launches of 121 (thirty-fifth to forty-first
-            // sessions) held G at 5.1e-10-1.3e-9 s/B, c alone came to 0.90-4.0 times the naive
-            // broadcast's time at 384 KiB, and every one of them kept the break at 1 KiB. Seven
-            // of the ten missed a target (regrets 10.8-24.7%), against 18 of the other 111; in
-            // the last, the model put the naive broadcast and reduce at 2-384 KiB 35-68% under
-            // their time (R² 0.34).
+            // that the model then did not charge: p = 4 sockets on 2 cores, ten --quick
+            // launches of 121 (thirty-fifth to forty-first sessions) held G at 5.1e-10-1.3e-9
+            // s/B, c alone came to 0.90-4.0 times the naive broadcast's time at 384 KiB, and
+            // every one of them kept the break at 1 KiB. Seven of the ten missed a target
+            // (regrets 10.8-24.7%), against 18 of the other 111; in the last, the model put the
+            // naive broadcast and reduce at 2-384 KiB 35-68% under their time (R² 0.34).
             plan.pts_beta.push_back(pts.back());
             if (tm.gap >= 0) {
               fabcoll::CostModel tb = tm;

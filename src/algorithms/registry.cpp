@@ -108,11 +108,17 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   // Core-mates' ring bytes at δ, before χ: an exchange between core-mates copies twice as much
   // on their CPU as a one-way message (the fit's c holds them at δ, without χ: at most 1% of a
   // training run below the break).
-  if (const double x = ring_bytes_across(q); x < 1) m.beta = x * m.beta + (1 - x) * m.copy;
+  // With β_x (CostModel::ring_exchange_beta) its exchanges' bytes across CPUs too leave β:
+  // they cost β_x, after χ (β_x was measured on exchanges).
+  const RingShares ring = ring_shares(q);
+  const double ring_x = m.ring_exchange_beta >= 0 ? ring.across : 0.0;
+  if (ring.mates > 0 || ring_x > 0)
+    m.beta = (1 - ring.mates - ring_x) * m.beta + ring.mates * m.copy;
   // Before χ and W: those scale or add to the rounds it lengthens (the fit's columns alike).
-  if (const double d = core_mate_factor(q); d != 1) {
-    m.alpha *= d;
-    m.beta *= d;
+  const double mate_factor = core_mate_factor(q);
+  if (mate_factor != 1) {
+    m.alpha *= mate_factor;
+    m.beta *= mate_factor;
   }
   // The pipelined ones too (the two-tree all-reduce, the pipelined reduce), each packet's
   // round. Without it (until the twenty-ninth session) the two-tree all-reduce over sockets
@@ -131,6 +137,7 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   const bool charges_exchange = m.exchange_alpha != 1 || m.exchange_beta != 1 || wakes;
   const CostModel unexchanged = m;
   m = exchanged(m, charges_exchange ? clamped_exchange_share(q) : 0.0);
+  m.beta += ring_x * m.ring_exchange_beta * mate_factor;
   // κ: a broadcast's packets streamed through rings (CostModel::streamed). The first packet
   // goes through as a message of its size alone would (the fill: the formula at k = 1 and a
   // packet's size); the rounds the further packets add (the formula at k less those of the
@@ -168,6 +175,7 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   }
   m.written = 1;
   m.exchange_alpha = m.exchange_beta = 1;
+  m.ring_exchange_beta = -1;
   m.wake = 0;
   m.streamed = 1;
   m.call_wake = 0;  // predict adds it once per call
@@ -175,7 +183,9 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
   return m;
 }
 
-double Algorithm::ring_bytes_across(const CostQuery& q) const {
+double Algorithm::ring_bytes_across(const CostQuery& q) const { return 1 - ring_shares(q).mates; }
+
+Algorithm::RingShares Algorithm::ring_shares(const CostQuery& q) const {
   // p = 4 on 2 cores (cyclic), fabcoll-calibrate --quick, 39 launches: at the validation's
   // first size where the hybrid all-reduce leaves recursive doubling (10-31 KiB), recursive
   // doubling sends n across CPUs and n to a core-mate in two rounds, the hybrid n and n/2 in
@@ -189,11 +199,11 @@ double Algorithm::ring_bytes_across(const CostQuery& q) const {
   const Placement* placed = q.m.placement;
   // (Whatever δ is: the fit's unit models carry δ = 0, and their b must count the same bytes.)
   if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p || !(q.m.pull_bytes > 0))
-    return 1;
-  if (optimal_k != nullptr && (q.k >= 2 || q.n >= q.m.pull_bytes)) return 1;
+    return {};
+  if (optimal_k != nullptr && (q.k >= 2 || q.n >= q.m.pull_bytes)) return {};
   // In its exchanges only (below): none, nothing to look up.
   const double e = clamped_exchange_share(q);
-  if (!(e > 0)) return 1;
+  if (!(e > 0)) return {};
   const long s = strategy != nullptr ? static_cast<long>(strategy(q)) : -1;
   // Every byte in the rings, none pulled: a pulled message is one copy, by its receiver, and
   // across CPUs it can carry written data (ω). Rabenseifner's all-reduce at 64 KiB (mean
@@ -203,14 +213,14 @@ double Algorithm::ring_bytes_across(const CostQuery& q) const {
   // 64 KiB in six launches of six, 1.4-7.4% slower than the fastest, and 67.3% in one that
   // went into the x6 mode during it.
   if (optimal_k == nullptr && sim_break_shares(*this, q.p, q.n, q.m.pull_bytes, s).beta > 0)
-    return 1;
+    return {};
   const double x =
       std::clamp(placed->bytes_across(*this, s, optimal_k != nullptr ? 1.0 : 0.0), 0.0, 1.0);
   // In its exchanges only: a one-way message to a core-mate waits for its sender to leave the
   // core (core_mate_factor) and was measured no cheaper. With every core-mate's byte at δ, the
   // binomial broadcast was chosen over the naive one at 12-16 KiB in three of four x6
   // launches, 15.6-27.5% slower (predicted 11-53% under its time).
-  return 1 - e * (1 - x);
+  return {e * x, e * (1 - x)};
 }
 
 double Algorithm::core_mate_factor(const CostQuery& q) const {

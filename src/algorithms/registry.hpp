@@ -147,15 +147,17 @@ struct Algorithm {
   /// q.m as this algorithm is costed: β raised to β(1 + f(ω − 1)) for the written share f of
   /// its bytes (CostModel::written = ω; placed_written_share), then β to xβ + (1 − x)δ for the
   /// share x of its byte time between CPUs where all its messages go through shm's rings
-  /// (ring_bytes_across; δ = CostModel::copy), then α and β times
+  /// (ring_bytes_across; δ = CostModel::copy; where β_x is measured, CostModel::
+  /// ring_exchange_beta, the share of its exchanges' bytes across CPUs, ring_shares, leaves
+  /// β too and is added at β_x after χ), then α and β times
   /// core_mate_factor (ranks sharing cores), then α and β to α(1 + e(χα − 1)) and
   /// β(1 + e(χβ − 1)) for its exchange share e (CostModel::exchange_alpha, exchange_beta = χα, χβ),
   /// then, for a fan-in collective (fans_in), pipelined or not, α to α + (1 − e)W
   /// (CostModel::wake), then for a broadcast's pipelined packets (k ≥ 2) below
   /// CostModel::pull_bytes α and β by one factor, so that the rounds beyond the first packet's
   /// (the formula at k = 1 and a packet's size) cost κ times as much (CostModel::streamed), and
-  /// ω, χα, χβ, W and κ
-  /// then 1, 1, 1, 0, 1 and core_mate_relays false (so costing twice changes nothing). ω
+  /// ω, χα, χβ, β_x, W and κ
+  /// then 1, 1, 1, 0, 0, 1 and core_mate_relays false (so costing twice changes nothing). ω
   /// applies only when the mean message of the formula (mean_message) is at least q.m.written_from
   /// (CostModel::written_from; shm with a core per rank: the single-copy threshold).
   [[nodiscard]] CostModel costed(const CostQuery& q) const;
@@ -194,6 +196,14 @@ struct Algorithm {
   /// β and the rest δ a byte (a core-mate copying into and out of a ring on their own CPU, in
   /// an exchange). 1 elsewhere: every byte at β.
   [[nodiscard]] double ring_bytes_across(const CostQuery& q) const;
+  /// The shares behind ring_bytes_across: of its bytes, e·x in exchanges between CPUs
+  /// (`across`, costed at CostModel::ring_exchange_beta where that is measured) and e(1 − x) in
+  /// exchanges between core-mates (`mates`, at δ); {0, 0} where ring_bytes_across is 1.
+  struct RingShares {
+    double across = 0;
+    double mates = 0;
+  };
+  [[nodiscard]] RingShares ring_shares(const CostQuery& q) const;
   /// exchange_share at q clamped to [0, 1] (0 without one): the e that costed and predict charge.
   [[nodiscard]] double clamped_exchange_share(const CostQuery& q) const;
 };

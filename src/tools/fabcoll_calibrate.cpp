@@ -1436,6 +1436,18 @@ int main(int argc, char** argv) {
       // made the error 2.2-2.3 times smaller in two launches (R² 0.86-0.88; the launches
       // before it 0.67-0.75 without, 0.89-0.91 with a break forced at 2 KiB).
       const bool broken = pull > 0;
+      // β_x (CostModel::ring_exchange_beta): inside a node where ranks share CPUs, the
+      // exchanges' ring bytes across CPUs (Algorithm::ring_shares) at a β of their own, a column
+      // of the fit (CostPoint::bx). In the VM's x6 mode (reading lines another core modified)
+      // they cost about three times the one-way ring bytes' β. With them in β's bytes under
+      // χβ (one χ for α and β inside a node), recursive doubling's all-reduce at 16 KiB came out
+      // 29-43% under its time in 17 x6 launches of the forty-first session; χβ fitted apart
+      // from χα (a build for the test) came out 2.0 beside χα 1.5 and left it 38% under, since
+      // the exchanges above the threshold (pulled) fitted at it. Fitted, β_x came out
+      // 1.1e-9 s/B in the x6 mode and 2.9-3.1e-10 in the x2 mode, about the concurrent pairs'
+      // ping-pong β in both (docs/calibration.md, "Forty-second session"). A point's c holds
+      // none of them (the model's β_x is 0 there, measured: linear_cost_terms' ring_x_terms).
+      const bool fit_ring_x = broken && placed != nullptr && placed->size() == p;
       std::vector<double> sizes{smallest, 2048.0, 32768.0, static_cast<double>(top)};
       if (broken || fabric) sizes.insert(sizes.begin() + 3, 98304.0);
       // Over the fabric also twice the smallest (512 B): a second size below the break, for β
@@ -1456,6 +1468,16 @@ int main(int argc, char** argv) {
       // most 4 MiB; else none).
       const bool large = large_bytes > top && 2 * large_bytes <= 4.0 * (1 << 20);
       if (large) sizes.push_back(2 * large_bytes);
+      // With β_x, one more size: half the single-copy threshold (16 KiB), whose messages go
+      // through the rings. Its one-way messages (the broadcasts' and reduces') hold β below the
+      // break, which the exchanges' bytes no longer do: without it that β came out at a third
+      // of its value (1.1-1.6e-10 s/B against 3.4-4.3e-10, four x6 launches with β_x from the
+      // pairs' ping-pong) and the binomial broadcast at 16 KiB 50-59% under its time.
+      if (fit_ring_x && pull / 2 > 2048 &&
+          std::find(sizes.begin(), sizes.end(), pull / 2) == sizes.end()) {
+        sizes.push_back(pull / 2);
+        std::sort(sizes.begin(), sizes.end());
+      }
       std::vector<double> breaks{broken ? pull : 0.0};
       // Over the fabric also the powers of two from twice the smallest training size below 2 KiB:
       // the sockets provider's one-way time steps up at 1 KiB (p = 4 on 2 cores: 44.5 µs at
@@ -1569,6 +1591,7 @@ int main(int argc, char** argv) {
             tm.copy = tuning::layout_copy(fitted[9], layout, cores);
             tm.pull_bytes = pull;
             tm.placement = placed;  // the naive broadcast's pulls on one CPU, one after another
+            tm.ring_exchange_beta = fit_ring_x ? 0.0 : -1.0;  // in bx (below), not in c
             // Above the break G is not the measured one (it was measured below: β there, as
             // model_for sets the upper segment, for an algorithm segment_k places there).
             if (broken && tuning::mean_message_bytes(*alg, n, p, tm) >= pull) tm.gap = -1;
@@ -1583,8 +1606,8 @@ int main(int argc, char** argv) {
                 above_bytes[bi] = sh.beta;
               }
             // Its o and o_r terms (held in uc at the measured o; refit_overhead).
-            double uo = 0, uor = 0;
-            if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc, &uo, &uor)) continue;
+            double uo = 0, uor = 0, ubx = 0;
+            if (!tuning::linear_cost_terms(*alg, n, p, tm, ua, ub, uc, &uo, &uor, &ubx)) continue;
             fabcoll::CostQuery fq;
             fq.n = n;
             fq.p = p;
@@ -1615,6 +1638,7 @@ int main(int argc, char** argv) {
             pts.back().small_bytes = 1 - small_sh.beta;
             pts.back().o = uo;
             pts.back().o_recv = uor;
+            pts.back().bx = ubx;
             // With G measured (the ping-pong's own break, if any, above G's messages): the point
             // costed with G = β too, for the breaks tried at or below G's messages, under which
             // the fitted model leaves G unmeasured (after the fit, below); so each break is
@@ -1777,6 +1801,7 @@ int main(int argc, char** argv) {
       if (max_omega > 1) omega_fitted = wf.omega;
       lp.model.exchange_alpha = wf.chi;
       lp.model.exchange_beta = wf.chi_beta;
+      lp.model.ring_exchange_beta = fit_ring_x ? cf.ring_exchange_beta : -1.0;
       lp.model.wake = cf.wake;
       lp.model.call_wake = cf.call_wake;
       // Over the fabric o, the sender's time per message (CostModel::overhead), refitted to the
@@ -2310,6 +2335,9 @@ int main(int argc, char** argv) {
         "R^2 = %.4f, written data x%.2f, exchanges x%.2f alpha x%.2f beta",
         link.c_str(), lp.model.alpha, lp.model.beta, lp.model.overhead, lp.model.gap, lp.r2,
         lp.model.written, lp.model.exchange_alpha, lp.model.exchange_beta);
+    if (lp.model.ring_exchange_beta >= 0)
+      std::printf(", exchanges' ring bytes between CPUs beta_x = %.3g s/B",
+                  lp.model.ring_exchange_beta);
     if (lp.model.wake > 0) std::printf(", wake-up W = %.3g s", lp.model.wake);
     if (lp.model.has_large())
       std::printf(", whole messages from %.0f B (beyond the cache): beta = %.3g s/B (x%.2f)",
@@ -2522,14 +2550,14 @@ int main(int argc, char** argv) {
         for (const auto& [k, pt] : gamma_pts) csv << k << ',' << pt.n << ',' << pt.t << '\n';
       }
       if (!train.empty()) {
-        // The oversubscribed fit's runs (3b): t ≈ a α + b β (1 + f(ω − 1)) χ-scaled + c.
+        // The oversubscribed fit's runs (3b): t ≈ a α + b β (1 + f(ω − 1)) χ-scaled + bx β_x + c.
         std::ofstream csv(report_dir + "/training.csv");
-        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w,large,small,o,o_recv\n";
+        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w,large,small,o,o_recv,bx\n";
         for (std::size_t i = 0; i < train.size(); ++i)
           csv << train_names[i] << ',' << train[i].a << ',' << train[i].b << ',' << train[i].c
               << ',' << train[i].f << ',' << train[i].e << ',' << train[i].above << ','
               << train[i].t << ',' << train[i].w << ',' << train[i].large << ',' << train[i].small
-              << ',' << train[i].o << ',' << train[i].o_recv << '\n';
+              << ',' << train[i].o << ',' << train[i].o_recv << ',' << train[i].bx << '\n';
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");
@@ -2612,6 +2640,13 @@ int main(int argc, char** argv) {
                        fmt("%.0f", kExchangeAlphaTo) +
                        " B, χβ the median ratio of their β times from " +
                        fmt("%.0f", kExchangeBetaFrom) + " B up.")
+         << (lp.model.ring_exchange_beta >= 0
+                 ? " Inside a node, an exchange's bytes between CPUs through the rings (below "
+                   "the single-copy threshold) cost β_x = " +
+                       fmt("%.4f", lp.model.ring_exchange_beta * 1e9) +
+                       " ns/B instead of χβ·β; fitted with the others to the timed collectives "
+                       "(training.csv, column bx: such bytes of each run)."
+                 : std::string())
          << (layout > 0
                  ? "\n\nW (wake-up): a one-way message of a fan-in collective (every one but the "
                    "broadcast and the scatter) waits for its receiver to be "

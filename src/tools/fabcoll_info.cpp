@@ -159,6 +159,11 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "(shm's rings), in its exchanges its bytes between core-mates cost the local copy delta "
         "and the rest beta (the share of its bytes at beta, 'across', in the note where not "
         "1)\n");
+  if (m.ring_exchange_beta >= 0)
+    std::printf(
+        "# an exchange's bytes between CPUs through the rings cost beta_x = %.3g s/B a byte, "
+        "not %.2f beta: the share of its bytes so costed, 'ring x', in the note\n",
+        m.ring_exchange_beta, m.exchange_beta);
   std::printf("%-24s %14s %10s %8s %8s %8s  %s\n", "algorithm", "predicted(us)", "k", "segment",
               "written", "exchange", "note");
   const Algorithm* chosen = nullptr;
@@ -192,6 +197,12 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
       std::snprintf(buf, sizeof buf, "across %.2f", x);
       note += (note.empty() ? "" : "; ") + std::string(buf);
     }
+    if (q.m.ring_exchange_beta >= 0)
+      if (const double x = a->ring_shares(q).across; x > 0) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "ring x %.2f", x);
+        note += (note.empty() ? "" : "; ") + std::string(buf);
+      }
     std::printf("%-24s %14.3f %10zu %8s %8.3f %8.3f  %s\n", text(a->name).c_str(),
                 fabcoll::predicted_cost(comm, *a, args) * 1e6, sc.packets, segment_text(sc).c_str(),
                 charged ? a->placed_written_share(q) : 0.0,

@@ -67,6 +67,16 @@ struct CostModel {
   /// share for both, counted in bytes).
   double exchange_alpha = 1;
   double exchange_beta = 1;
+  /// β_x: the time per byte of an exchange's bytes that cross CPUs through shm's rings, where
+  /// ranks share cores (Algorithm::ring_shares: the share e·x of its bytes), in place of χβ·β
+  /// (added after χ, at the core-mates' factor). One β with χβ did not take them: p = 4 on
+  /// 2 cores, the VM's x6 mode (reading lines another core modified), recursive doubling's
+  /// all-reduce at 16 KiB was predicted 29–43% under its time in 17 launches of the forty-first
+  /// session, where one-way ring bytes fitted. Fitted by fabcoll-calibrate to the timed
+  /// collectives with the others (a column of its own); it came out about the concurrent
+  /// pairs' ping-pong β below the threshold (every rank exchanging with one on the other CPU at
+  /// once): 1.1e-9 s/B in the x6 mode, 2.9–3.1e-10 in the x2 mode. < 0: not fitted, χβ·β.
+  double ring_exchange_beta = -1;
   /// W: a wake-up, the time a message of a fan-in collective (fabcoll::fans_in: every one but
   /// the broadcast and the scatter) adds when its receiver is not exchanging: with ranks
   /// sharing cores the receiver waits off its core (it yields to the other waiting ranks there)

@@ -322,7 +322,8 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& li
 }
 
 bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& at_model, double& a,
-                       double& b, double& c, double* o_terms, double* o_recv_terms) {
+                       double& b, double& c, double* o_terms, double* o_recv_terms,
+                       double* ring_x_terms) {
   if (alg.optimal_k != nullptr) return false;
   CostModel at = at_model;
   at.written = 1;  // b: every byte at β (see the declaration)
@@ -347,6 +348,9 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
     m.receive_overhead = at.overhead >= 0 ? (known ? at.recv_overhead() : 0.0) : -1.0;
     m.gap = at.gap >= 0 ? (known ? at.gap : 0.0) : -1.0;
     m.copy = known ? at.copy : 0.0;  // δ (local copies): a known constant like γ's term
+    // β_x (measured): its exchanges' ring bytes across CPUs, a known constant too
+    m.ring_exchange_beta =
+        at.ring_exchange_beta >= 0 ? (known ? at.ring_exchange_beta : 0.0) : -1.0;
     return m;
   };
   const double ua = unit(with({1, 0, 0}, false));
@@ -369,6 +373,14 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
       CostModel uo = with({0, 0, 0}, false);
       uo.overhead = 1;
       *o_terms = unit(uo);
+    }
+  }
+  if (ring_x_terms != nullptr) {
+    *ring_x_terms = 0;
+    if (at.ring_exchange_beta >= 0) {
+      CostModel ux = with({0, 0, 0}, false);
+      ux.ring_exchange_beta = 1;
+      *ring_x_terms = unit(ux);
     }
   }
   if (o_recv_terms != nullptr) {

@@ -97,6 +97,9 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& li
 /// G = β otherwise: o terms count in a, G terms in b).
 /// b counts every byte at β (ω of `at` is ignored: a fit of ω scales b by the written share
 /// itself, CostPoint::f), a every round at α (χ and W of `at` ignored likewise: CostPoint::e, w).
+/// Where `at` has β_x (CostModel::ring_exchange_beta >= 0), its exchanges' ring bytes across
+/// CPUs are in c at β_x, not in b (as its core-mates' ring bytes are, at δ); ring_x_terms
+/// (optional): how many such bytes (0 where `at` has no β_x).
 /// False (terms untouched) when the formula is not linear in α, β, γ near `at` (it chooses among
 /// strategies by the model, as hybrid does) or alg is pipelined (its k depends on the model).
 /// o_terms (optional): how many o the formula charges (its o terms at o = 1), which c holds at
@@ -104,7 +107,7 @@ double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& li
 /// many o_r (CostModel::receive_overhead) likewise, which c holds at `at`'s recv_overhead().
 bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& at, double& a,
                        double& b, double& c, double* o_terms = nullptr,
-                       double* o_recv_terms = nullptr);
+                       double* o_recv_terms = nullptr, double* ring_x_terms = nullptr);
 /// True when alg may serve (coll, p, commutative) (the selector's exclusions).
 bool eligible(const Algorithm& alg, int p, bool commutative);
 /// Relative cost difference below which two algorithms tie.

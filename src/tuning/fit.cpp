@@ -156,8 +156,8 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   // first wake-up (call). A point's a is scaled by xa for its exchanges: the split columns
   // take a / xa. With beta_below, where some point has bytes above the break, β takes those
   // (and small messages' bytes) and a ninth column the others, at β below the break; else one
-  // β of them all.
-  constexpr int kParams = 9;
+  // β of them all. A tenth: the exchanges' ring bytes across CPUs, at β_x (CostPoint::bx).
+  constexpr int kParams = 10;
   const bool split_beta =
       opt.beta_below && std::any_of(pts.begin(), pts.end(), [](const CostPoint& p) {
         return p.t > 0 && p.b * (1 - p.large) != 0 && p.above_bytes > 0;
@@ -175,6 +175,7 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
     if (j == 5) return p.a * p.small;
     if (j == 6) return opt.split_above ? raw * p.e * p.above : 0.0;
     if (j == 7) return opt.call ? (1 - p.e) * (1 - p.above) : 0.0;
+    if (j == 9) return p.bx;
     return split_beta ? p.b * (1 - p.large) * (1 - at_beta(p)) : 0.0;
   };
   double ata[kParams][kParams] = {}, aty[kParams] = {}, yty = 0;
@@ -273,6 +274,9 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   f.exchange_alpha_above =
       opt.split_above && any_above_exchange ? best[6] : -1;  // -1: not fitted apart
   f.call_wake = opt.call ? best[7] : 0;
+  const bool any_ring_x =
+      std::any_of(pts.begin(), pts.end(), [](const CostPoint& p) { return p.t > 0 && p.bx > 0; });
+  f.ring_exchange_beta = any_ring_x ? best[9] : -1;
   double sw = 0, st = 0;
   for (const CostPoint& p : pts)
     if (p.t > 0) {

@@ -135,6 +135,10 @@ struct CostPoint {
   // Its receiver-overhead terms likewise: how many o_r (CostModel::receive_overhead) it charges
   // (the naive reduce's folding rank p − 2); refit_overhead fits o_r to them.
   double o_recv = 0;
+  // Its exchanges' ring bytes across CPUs (Algorithm::ring_shares; linear_cost_terms' bx
+  // terms), where β_x is fitted (CostModel::ring_exchange_beta): a column of their own at
+  // CostFit::ring_exchange_beta, not scaled by ω or χ (not in b).
+  double bx = 0;
 };
 
 /// Which further columns fit_cost_points fits (fabcoll-calibrate: over the fabric where ranks
@@ -182,6 +186,9 @@ struct CostFit : LinearFit {
   /// fitted apart (no point has bytes above the break, or none below it outside small
   /// messages: beta holds all of them).
   double beta_below = -1;
+  /// β_x (CostModel::ring_exchange_beta) from the points' bx (CostPoint::bx), s/B; -1 where
+  /// no point has any.
+  double ring_exchange_beta = -1;
 };
 CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& options = {});
 

@@ -65,6 +65,7 @@ std::string to_json_text(const TuningFile& f) {
     if (l.model.pull_fanout > 0) link["pull_fanout"] = l.model.pull_fanout;
     link["exchange_alpha"] = l.model.exchange_alpha;
     link["exchange_beta"] = l.model.exchange_beta;
+    if (l.model.ring_exchange_beta >= 0) link["ring_exchange_beta"] = l.model.ring_exchange_beta;
     if (l.model.wake > 0) link["wake"] = l.model.wake;
     if (l.model.has_large()) {
       link["large_from"] = l.model.large_from;
@@ -190,6 +191,14 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
           error = "link " + p.link_class +
                   ": exchange_alpha and exchange_beta must be numbers in [" +
                   std::to_string(kExchangeMin) + ", " + std::to_string(kExchangeFileMax) + "]";
+          return std::nullopt;
+        }
+      }
+      // β_x (optional, absent where not measured): -1, χβ·β.
+      if (const auto it = l.find("ring_exchange_beta"); it != l.end()) {
+        p.model.ring_exchange_beta = it->is_number() ? it->get<double>() : -1.0;
+        if (!(p.model.ring_exchange_beta >= 0) || !std::isfinite(p.model.ring_exchange_beta)) {
+          error = "link " + p.link_class + ": ring_exchange_beta must be a number >= 0";
           return std::nullopt;
         }
       }
@@ -499,12 +508,12 @@ std::string format_link_model(const LinkModel& l) {
   char text[1024];
   std::snprintf(text, sizeof text,
                 "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
+                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
                 m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
                 m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
                 l.above.beta, m.gap, l.above.gap, m.wake, m.large_from, m.beta_large, m.streamed,
                 m.small_below, m.alpha_small, l.above.exchange_alpha, m.call_wake,
-                m.receive_overhead);
+                m.receive_overhead, m.ring_exchange_beta);
   return text;
 }
 
@@ -514,12 +523,13 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   int used = 0;
   if (std::sscanf(text.c_str(),
                   "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg "
-                  "%lg %lg %lg %lg %lg%n",
+                  "%lg %lg %lg %lg %lg %lg%n",
                   &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
                   &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
                   &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &m.wake, &m.large_from,
                   &m.beta_large, &m.streamed, &m.small_below, &m.alpha_small,
-                  &l.above.exchange_alpha, &m.call_wake, &m.receive_overhead, &used) != 24 ||
+                  &l.above.exchange_alpha, &m.call_wake, &m.receive_overhead, &m.ring_exchange_beta,
+                  &used) != 25 ||
       used <= 0)
     return 0;
   // The numbers end at the end of the line or at a space: "… 1.1x" is garbled, not 1.1.

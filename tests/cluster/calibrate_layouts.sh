@@ -61,6 +61,15 @@ for n in set(sizes):
     colls = {r["collective"] for r in rows if float(r["n"]) == n}
     assert {"bcast", "reduce", "allreduce", "allgather"} <= colls, (n, colls)
 PY
+  # β_x (the exchanges' ring bytes across CPUs) is fitted only where the ranks' CPUs are known
+  # (pinned; launcher_bind_map checks it there): unpinned, no training run has such bytes.
+  python3 - "$f" "$layout" "$work/report4/training.csv" <<'PY' || fail "beta_x without a placement"
+import csv, json, sys
+links = json.load(open(sys.argv[1]))["links"]
+over = [l for l in links if l["layout"].startswith(sys.argv[2])]
+assert "ring_exchange_beta" not in over[0], over
+assert all(float(r["bx"]) == 0 for r in csv.DictReader(open(sys.argv[3])))
+PY
   grep -q "shm measured $layout" "$work/info4" || fail "4-rank job does not use '$layout'"
   grep -q "measured $layout" "$work/explain4" || fail "fabcoll-info --p 4 does not use '$layout'"
 else

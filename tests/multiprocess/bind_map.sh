@@ -99,5 +99,12 @@ written_of() {  # written_of MAP: recursive doubling's 'written' column at 128 K
 [[ $(written_of cyclic) == 0.000 ]] || fail "cyclic: recursive doubling written $(written_of cyclic)"
 [[ $(written_of block) != 0.000 && -n $(written_of block) ]] ||
   fail "block: recursive doubling written '$(written_of block)'"
+# Where ranks are placed (pinned), the fit also gives β_x, the exchanges' ring bytes across
+# CPUs (each entry: the block and the cyclic one); --explain costs recursive doubling's at
+# 16 KiB with it (half its bytes cross under cyclic: its first step, partners 1 apart).
+(($(grep -c '"ring_exchange_beta": [0-9]' "$f") == 2)) || fail "an entry without beta_x: $(cat "$f")"
+out=$(taskset -c "$cpus" "$INFO" --explain allreduce 16384 --p 4 --tuning "$f" --mapping cyclic 2>&1)
+grep -q "cost beta_x = " <<<"$out" || fail "--explain does not say beta_x: $out"
+grep -Eq "^recursive_doubling .*ring x 0\.50" <<<"$out" || fail "recursive doubling's ring x: $out"
 echo "bind_map: tuning entries per mapping: ok"
 echo "bind_map: ok"

@@ -395,6 +395,76 @@ TEST(Placement, CoreMatesRingBytesCostTheLocalCopy) {
   EXPECT_NEAR(c, 16384 * m.copy * d + 2 * 16384 * m.gamma, 1e-9);
 }
 
+// β_x (CostModel::ring_exchange_beta): an exchange's ring bytes across CPUs cost β_x, added
+// after χβ (it was measured on exchanges), the core-mates' δ and the rest β as before.
+TEST(Placement, RingExchangeBytesAcrossCpusCostTheirOwnBeta) {
+  const Placement* cyclic = placement_for_mapping("cyclic", 4, 2);
+  ASSERT_NE(cyclic, nullptr);
+  const Algorithm& rd = *find_algorithm(Collective::allreduce, "recursive_doubling");
+  const Algorithm& ring = *find_algorithm(Collective::allreduce, "ring");
+  const Algorithm& binomial = *find_algorithm(Collective::bcast, "binomial");
+  const Algorithm& sag = *find_algorithm(Collective::bcast, "scatter_allgather");
+  CostModel m = kModel;
+  m.pull_bytes = 32768;
+  m.copy = 0.01;
+  m.exchange_alpha = 1.25;
+  m.exchange_beta = 1.5;
+  m.ring_exchange_beta = 0.75;  // three times β: the pairs' ratio in the VM's x6 mode
+  m.placement = cyclic;
+  CostQuery q;
+  q.p = 4;
+  q.m = m;
+  q.n = 16384;
+  // The shares: recursive doubling (every byte in exchanges) half across, half to a core-mate;
+  // the ring all across; the binomial broadcast none (no exchange).
+  const Algorithm::RingShares rs = rd.ring_shares(q);
+  EXPECT_NEAR(rs.across, 0.5, 1e-9);
+  EXPECT_NEAR(rs.mates, 0.5, 1e-9);
+  EXPECT_DOUBLE_EQ(rd.ring_bytes_across(q), 1 - rs.mates);
+  EXPECT_NEAR(ring.ring_shares(q).across, 1, 1e-9);
+  EXPECT_EQ(binomial.ring_shares(q).across, 0);
+  const double d = rd.core_mate_factor(q);
+  EXPECT_DOUBLE_EQ(rd.costed(q).beta, (0.5 * m.copy * 1.5 + 0.5 * 0.75) * d);
+  EXPECT_DOUBLE_EQ(ring.costed(q).beta, 0.75 * ring.core_mate_factor(q));
+  EXPECT_DOUBLE_EQ(binomial.costed(q).beta, m.beta * binomial.core_mate_factor(q));
+  // An exchange share below 1: the one-way bytes at β, both times χβ's share as before.
+  const double e = sag.clamped_exchange_share(q);
+  const Algorithm::RingShares ss = sag.ring_shares(q);
+  ASSERT_GT(ss.across, 0);
+  EXPECT_NEAR(ss.across + ss.mates, e, 1e-12);
+  EXPECT_NEAR(sag.costed(q).beta,
+              (((1 - e) * m.beta + ss.mates * m.copy) * (1 + e * 0.5) + ss.across * 0.75) *
+                  sag.core_mate_factor(q),
+              1e-12);
+  // Costing twice changes nothing.
+  CostQuery again = q;
+  again.m = rd.costed(q);
+  EXPECT_LT(again.m.ring_exchange_beta, 0);
+  EXPECT_DOUBLE_EQ(rd.costed(again).beta, rd.costed(q).beta);
+  // Not measured (< 0): χβ β as before.
+  CostQuery plain = q;
+  plain.m.ring_exchange_beta = -1;
+  EXPECT_DOUBLE_EQ(ring.costed(plain).beta, m.beta * 1.5 * ring.core_mate_factor(plain));
+  // Pulled messages are not the rings': recursive doubling's 32 KiB keeps χβ β.
+  q.n = 32768;
+  EXPECT_DOUBLE_EQ(rd.costed(q).beta, m.beta * 1.5 * rd.core_mate_factor(q));
+
+  // The fit's terms: the ring's bytes in c at β_x (a known constant, as δ's), none in b; and
+  // its points then price it as predict does, a's rounds times χα (CostPoint::e = 1).
+  double a = 0, b = 0, c = 0;
+  ASSERT_TRUE(tuning::linear_cost_terms(ring, 16384, 4, m, a, b, c));
+  EXPECT_EQ(b, 0);
+  CostQuery rq;
+  rq.p = 4;
+  rq.n = 16384;
+  rq.m = m;
+  rq.k = 1;
+  EXPECT_NEAR(a * m.alpha * m.exchange_alpha + c, ring.predict(rq), 1e-9 * ring.predict(rq));
+  // Without β_x its bytes are in b, at β.
+  ASSERT_TRUE(tuning::linear_cost_terms(ring, 16384, 4, plain.m, a, b, c));
+  EXPECT_GT(b, 0);
+}
+
 // A message to a core-mate waits for its sender to leave the core (sim::World::
 // set_core_mate_relays, Placement::core_mate_factor). At p = 4 on 2 CPUs, cyclic (ranks 0 and
 // 2 on one), the binomial broadcast's root sends to rank 2 and then to rank 1; rank 2 reads

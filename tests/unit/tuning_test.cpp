@@ -414,6 +414,60 @@ TEST(Fit, CostPointsRecoverTheExchangeFactor) {
   }
 }
 
+// β_x (CostModel::ring_exchange_beta) with χ: p = 4 on 2 CPUs (cyclic), shm's rings below a
+// 32 KiB pull threshold. The exchanges' ring bytes across CPUs (recursive doubling's first
+// step, the ring's every step) cost β_x, their other bytes χβ·β, the one-way ones β: times made
+// so, at fabcoll-calibrate's training sizes with 16 KiB, give back β_x, χ, α and β, where
+// each run's bx is linear_cost_terms' ring_x_terms at a model whose β_x is 0 (measured: in bx,
+// not in c). Those bytes put back into b (one β under χβ, as before β_x) fit far worse.
+TEST(Fit, CostPointsRecoverTheRingExchangeBeta) {
+  const Placement* cyclic = placement_for_mapping("cyclic", 4, 2);
+  ASSERT_NE(cyclic, nullptr);
+  CostModel truth{1.2e-6, 3e-10, 2e-11};
+  truth.pull_bytes = 32768;
+  truth.placement = cyclic;
+  truth.exchange_alpha = truth.exchange_beta = 1.8;
+  truth.ring_exchange_beta = 1.1e-9;  // the VM's x6 mode: about 3.6 β
+  CostModel at = truth;
+  at.ring_exchange_beta = 0;
+  std::vector<CostPoint> pts;
+  int with_bx = 0;
+  for (const Algorithm* alg : all_algorithms()) {
+    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+    if (alg->coll != Collective::bcast && alg->coll != Collective::reduce &&
+        alg->coll != Collective::allreduce && alg->coll != Collective::allgather)
+      continue;
+    for (const double n : {64.0, 2048.0, 16384.0, 32768.0, 98304.0, 393216.0}) {
+      CostPoint pt;
+      if (!linear_cost_terms(*alg, n, 4, at, pt.a, pt.b, pt.c, nullptr, nullptr, &pt.bx)) continue;
+      CostQuery q;
+      q.n = n;
+      q.p = 4;
+      q.k = 1;
+      q.m = truth;
+      pt.t = alg->predict(q);
+      pt.e = alg->clamped_exchange_share(q);
+      pts.push_back(pt);
+      with_bx += pt.bx > 0 ? 1 : 0;
+    }
+  }
+  ASSERT_GE(with_bx, 6);
+  const WrittenFit wf = fit_cost_points_written(pts, 1, 0.5, 3);
+  EXPECT_NEAR(wf.fit.ring_exchange_beta / truth.ring_exchange_beta, 1.0, 1e-6);
+  EXPECT_NEAR(wf.chi, 1.8, 1e-9);
+  EXPECT_NEAR(wf.fit.alpha / truth.alpha, 1.0, 1e-6);
+  EXPECT_NEAR(wf.fit.beta / truth.beta, 1.0, 1e-6);
+  std::vector<CostPoint> blind = pts;
+  for (CostPoint& p : blind) {
+    p.b += p.bx;
+    p.bx = 0;
+  }
+  const WrittenFit bf = fit_cost_points_written(blind, 1, 0.5, 3);
+  EXPECT_LT(bf.fit.ring_exchange_beta, 0);  // no point has any
+  EXPECT_GT(bf.fit.sse, 1e-3);
+  EXPECT_LT(wf.fit.sse, 1e-20);
+}
+
 // W (CostModel::wake) with χ and ω: reduce + bcast is the one all-reduce whose rounds are
 // one-way, as are the binomial and naive reduces; the broadcasts have none (fans_in) and the
 // other all-reduces and all-gathers exchange,

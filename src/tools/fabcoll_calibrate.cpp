@@ -1438,14 +1438,16 @@ int main(int argc, char** argv) {
       const bool broken = pull > 0;
       // β_x (CostModel::ring_exchange_beta): inside a node where ranks share CPUs, the
       // exchanges' ring bytes across CPUs (Algorithm::ring_shares) at a β of their own, a column
-      // of the fit (CostPoint::bx). In the VM's x6 mode (reading lines another core modified)
-      // they cost about three times the one-way ring bytes' β. With them in β's bytes under
+      // of the fit (CostPoint::bx). They came out at 3.3-5.1 times the one-way ring bytes' β
+      // (21 p = 4 launches, both of the VM's modes). With them in β's bytes under
       // χβ (one χ for α and β inside a node), recursive doubling's all-reduce at 16 KiB came out
       // 29-43% under its time in 17 x6 launches of the forty-first session; χβ fitted apart
       // from χα (a build for the test) came out 2.0 beside χα 1.5 and left it 38% under, since
       // the exchanges above the threshold (pulled) fitted at it. Fitted, β_x came out
-      // 1.1e-9 s/B in the x6 mode and 2.9-3.1e-10 in the x2 mode, about the concurrent pairs'
-      // ping-pong β in both (docs/calibration.md, "Forty-second session"). A point's c holds
+      // 1.0-1.3e-9 s/B in the x6 mode and 2.9-3.4e-10 in the x2 mode, 0.93-1.12 times the
+      // concurrent pairs' ping-pong β (each pair exchanging across CPUs at once) in 18 of the
+      // 21 launches; recursive doubling at 8-31 KiB in the x6 mode then came out 3-19% under
+      // (docs/calibration.md, "Forty-second session"). A point's c holds
       // none of them (the model's β_x is 0 there, measured: linear_cost_terms' ring_x_terms).
       const bool fit_ring_x = broken && placed != nullptr && placed->size() == p;
       std::vector<double> sizes{smallest, 2048.0, 32768.0, static_cast<double>(top)};

@@ -75,7 +75,8 @@ struct CostModel {
   /// session, where one-way ring bytes fitted. Fitted by fabcoll-calibrate to the timed
   /// collectives with the others (a column of its own); it came out about the concurrent
   /// pairs' ping-pong β below the threshold (every rank exchanging with one on the other CPU at
-  /// once): 1.1e-9 s/B in the x6 mode, 2.9–3.1e-10 in the x2 mode. < 0: not fitted, χβ·β.
+  /// once): 1.0–1.3e-9 s/B in the x6 mode, 2.9–3.4e-10 in the x2 mode, 0.93–1.12 times the
+  /// pairs' β in 18 launches of 21. < 0: not fitted, χβ·β.
   double ring_exchange_beta = -1;
   /// W: a wake-up, the time a message of a fan-in collective (fabcoll::fans_in: every one but
   /// the broadcast and the scatter) adds when its receiver is not exchanging: with ranks

@@ -157,7 +157,7 @@ struct Algorithm {
   /// CostModel::pull_bytes α and β by one factor, so that the rounds beyond the first packet's
   /// (the formula at k = 1 and a packet's size) cost κ times as much (CostModel::streamed), and
   /// ω, χα, χβ, β_x, W and κ
-  /// then 1, 1, 1, 0, 0, 1 and core_mate_relays false (so costing twice changes nothing). ω
+  /// then 1, 1, 1, -1, 0, 1 and core_mate_relays false (so costing twice changes nothing). ω
   /// applies only when the mean message of the formula (mean_message) is at least q.m.written_from
   /// (CostModel::written_from; shm with a core per rank: the single-copy threshold).
   [[nodiscard]] CostModel costed(const CostQuery& q) const;

@@ -1449,7 +1449,10 @@ int main(int argc, char** argv) {
       // 21 launches; recursive doubling at 8-31 KiB in the x6 mode then came out 3-19% under
       // (docs/calibration.md, "Forty-second session"). A point's c holds
       // none of them (the model's β_x is 0 there, measured: linear_cost_terms' ring_x_terms).
-      const bool fit_ring_x = broken && placed != nullptr && placed->size() == p;
+      // (Where the ranks' CPUs are known and more than one: on one CPU no byte crosses.)
+      const bool fit_ring_x = broken && placed != nullptr && placed->size() == p &&
+                              std::any_of(placed->cpus().begin(), placed->cpus().end(),
+                                          [&](int c) { return c != placed->cpus().front(); });
       std::vector<double> sizes{smallest, 2048.0, 32768.0, static_cast<double>(top)};
       if (broken || fabric) sizes.insert(sizes.begin() + 3, 98304.0);
       // Over the fabric also twice the smallest (512 B): a second size below the break, for β
@@ -1657,12 +1660,13 @@ int main(int argc, char** argv) {
             if (tm.gap >= 0) {
               fabcoll::CostModel tb = tm;
               tb.gap = -1;
-              double ba = 0, bb = 0, bc = 0, bo = 0, bor = 0;
-              if (tuning::linear_cost_terms(*alg, n, p, tb, ba, bb, bc, &bo, &bor)) {
+              double ba = 0, bb = 0, bc = 0, bo = 0, bor = 0, bbx = 0;
+              if (tuning::linear_cost_terms(*alg, n, p, tb, ba, bb, bc, &bo, &bor, &bbx)) {
                 tuning::CostPoint& q = plan.pts_beta.back();
                 q.a = ba;
                 q.b = bb;
                 q.c = bc;
+                q.bx = bbx;
                 q.w = fabcoll::fans_in(c) ? ba * (1 - e) : 0.0;
                 q.o = bo;
                 q.o_recv = bor;

@@ -276,7 +276,8 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   f.call_wake = opt.call ? best[7] : 0;
   const bool any_ring_x =
       std::any_of(pts.begin(), pts.end(), [](const CostPoint& p) { return p.t > 0 && p.bx > 0; });
-  f.ring_exchange_beta = any_ring_x ? best[9] : -1;
+  // Left out of the best subset (0), β_x is not taken as free: -1, those bytes at χβ·β.
+  f.ring_exchange_beta = any_ring_x && best[9] > 0 ? best[9] : -1;
   double sw = 0, st = 0;
   for (const CostPoint& p : pts)
     if (p.t > 0) {

@@ -187,7 +187,7 @@ struct CostFit : LinearFit {
   /// messages: beta holds all of them).
   double beta_below = -1;
   /// β_x (CostModel::ring_exchange_beta) from the points' bx (CostPoint::bx), s/B; -1 where
-  /// no point has any.
+  /// no point has any, or where the best fit leaves it out (0: those bytes are not free).
   double ring_exchange_beta = -1;
 };
 CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& options = {});

@@ -22,8 +22,8 @@
 //                  while its sender also receives, as multiples of alpha and beta, in
 //                  [kExchangeMin, kExchangeMax]; absent: 1),
 //                  "ring_exchange_beta" (optional: β_x, what an exchange's byte across CPUs
-//                  through shm's rings costs where ranks share cores, s/B, >= 0; absent: 0,
-//                  not measured: exchange_beta × beta),
+//                  through shm's rings costs where ranks share cores, s/B, >= 0; absent:
+//                  -1, not fitted: exchange_beta × beta),
 //                  "pull_fanout" (optional: φ, what each further receiver pulling the same
 //                  sender's buffer at once adds, as a multiple of beta n, >= 0; absent: 0),
 //                  "wake" (optional: W, what a one-way message of a fan-in collective

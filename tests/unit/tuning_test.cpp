@@ -1974,6 +1974,7 @@ void expect_same_link(const LinkModel& got, const LinkModel& want) {
     EXPECT_EQ(g.small_below, w.small_below);
     EXPECT_EQ(g.alpha_small, w.alpha_small);
     EXPECT_EQ(g.call_wake, w.call_wake);
+    EXPECT_EQ(g.ring_exchange_beta, w.ring_exchange_beta);
   }
   EXPECT_EQ(got.break_bytes, want.break_bytes);
 }
@@ -1994,6 +1995,7 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   m.small_below = 256;
   m.alpha_small = 1.125e-6;
   m.receive_overhead = 1.75e-7;
+  m.ring_exchange_beta = 6.5e-10;
   l.break_bytes = 65536;
   l.above = m;
   l.above.alpha = 4.5e-6;
@@ -2165,6 +2167,30 @@ TEST(TuningFile, ExchangeFactorsRoundTripAndAreChecked) {
         EXPECT_NE(err.find("exchange_alpha and exchange_beta"), std::string::npos) << err;
       }
     }
+  }
+}
+
+// β_x (CostModel::ring_exchange_beta) travels in the link entry ("ring_exchange_beta", written
+// only when fitted) into both segments; absent it is -1 (not fitted: χβ·β); a negative or
+// non-number value is refused.
+TEST(TuningFile, RingExchangeBetaRoundTripsAndIsChecked) {
+  TuningFile f = sample();
+  EXPECT_EQ(to_json_text(f).find("ring_exchange_beta"), std::string::npos);
+  EXPECT_LT(model_for(f, "shm").ring_exchange_beta, 0);
+  f.links[0].model.ring_exchange_beta = 1.125e-9;
+  const std::string text = to_json_text(f);
+  std::string err;
+  const auto g = parse_tuning(text, err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(to_json_text(*g), text);
+  EXPECT_EQ(model_for(*g, "shm").ring_exchange_beta, 1.125e-9);
+  EXPECT_EQ(model_for(*g, "shm", 1 << 20).ring_exchange_beta, 1.125e-9);  // both segments
+  const std::string key = "\"ring_exchange_beta\": 1.125e-09";
+  ASSERT_NE(text.find(key), std::string::npos) << text;
+  for (const char* bad : {"-1.0", "\"x\""}) {
+    const std::string b = replaced(text, key, "\"ring_exchange_beta\": " + std::string(bad));
+    EXPECT_FALSE(parse_tuning(b, err)) << b;
+    EXPECT_NE(err.find("ring_exchange_beta must be a number >= 0"), std::string::npos) << err;
   }
 }
 

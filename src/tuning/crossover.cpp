@@ -348,7 +348,7 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
     m.receive_overhead = at.overhead >= 0 ? (known ? at.recv_overhead() : 0.0) : -1.0;
     m.gap = at.gap >= 0 ? (known ? at.gap : 0.0) : -1.0;
     m.copy = known ? at.copy : 0.0;  // δ (local copies): a known constant like γ's term
-    // β_x (measured): its exchanges' ring bytes across CPUs, a known constant too
+    // β_x (>= 0: known): its exchanges' ring bytes across CPUs, a known constant too
     m.ring_exchange_beta =
         at.ring_exchange_beta >= 0 ? (known ? at.ring_exchange_beta : 0.0) : -1.0;
     return m;

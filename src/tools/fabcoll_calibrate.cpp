@@ -106,6 +106,12 @@ void check(int rc, const char* what) {
   if (rc != FC_SUCCESS) die(what, rc);
 }
 
+/// An error of calibrate's own (not the engine's): the message, exit status 1.
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "fabcoll-calibrate: error: %s\n", what.c_str());
+  std::exit(1);
+}
+
 /// Progress on stderr: phase, percent of the planned work, an estimate of the time left.
 class ProgressLine {
  public:
@@ -813,6 +819,35 @@ constexpr double kApartBytes = 65536;
 /// Whether time_candidates times calls of `bytes` per rank apart (else back to back).
 bool timed_apart(double bytes) { return bytes >= kApartBytes && link_class().starts_with("ofi"); }
 
+/// The barrier's time taken off each batch of calls timed back to back (time_candidates).
+/// `before` is measured alone, once per attempt after the ping-pong; each time_candidates call
+/// with batches back to back also times one barrier per round, beside its batches, and takes off
+/// the lower of the two medians. Measured alone only, a barrier timed while other processes
+/// held the cores came out at 3961 µs (p = 4 shm on 2 busy cores, 1 of 3 launches; 100-160 µs
+/// without the load), more than whole batches took once the load had gone: every training time
+/// fell to the 1 ns floor and the fit written had R² −5.9e8 (in another launch α 530 µs, β at
+/// its floor, from a barrier of 3981 µs). A batch's own round cannot have a barrier slower than
+/// the batch. Where even the lower median leaves a candidate's batches no time (the median
+/// batch no longer than the barrier), the times say nothing and calibrate stops with an error
+/// rather than fit or validate them.
+struct BarrierTime {
+  double before = 0;       ///< s, measured alone (the median of the slowest rank's)
+  double during_low = 0;   ///< s, the lowest median timed beside the batches (0: none yet)
+  double during_high = 0;  ///< s, the highest
+  int calls = 0;           ///< time_candidates calls that timed batches back to back
+  int lowered = 0;         ///< of them, those whose own median was the lower and taken off
+};
+
+/// FABCOLL_CALIBRATE_TEST_BARRIER_US=B[,D] (tests): B µs added to the barrier measured alone,
+/// D µs to those timed beside the batches, as a busy machine can make them.
+std::pair<double, double> test_barrier_extra() {
+  const char* e = std::getenv("FABCOLL_CALIBRATE_TEST_BARRIER_US");
+  if (e == nullptr) return {0.0, 0.0};
+  double before = 0, during = 0;
+  if (std::sscanf(e, "%lf,%lf", &before, &during) < 1) return {0.0, 0.0};
+  return {before * 1e-6, during * 1e-6};
+}
+
 /// Per candidate, the median over reps of the slowest rank's time per call at `bytes`, as the
 /// validation and the oversubscribed fit time them. A rank's own time of one call says little
 /// (a bcast root returns once its sends are posted), and "barrier; call; barrier" minus a
@@ -837,7 +872,7 @@ bool timed_apart(double bytes) { return bytes >= kApartBytes && link_class().sta
 /// chose the ranks in order for the fit after five p = 4 shm launches with the last receivers had
 /// all chosen the hybrid or Rabenseifner at 130–900 KiB (regret 49–82%); at this code two shm
 /// launches each way gave 12.8/20.8 and 13.9/4.9% with the last receivers, 14.8/11.0 and 27.9/52.2%
-/// without. The barrier's own time (measured alone) is taken off once per batch. The candidates
+/// without. The barrier's own time is taken off once per batch (BarrierTime). The candidates
 /// take turns, one batch each per round, so that load from other processes that comes and goes hits
 /// all of them alike (the regret compares them). The turns rotate: round r starts with candidate r
 /// mod #candidates, so that what one turn leaves behind (cache lines the peer just wrote, a
@@ -873,7 +908,7 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
                                     const std::vector<const Algorithm*>& cands,
                                     const std::vector<double>& packets,
                                     const std::vector<fabcoll::CostModel>* models,
-                                    std::size_t bytes, int reps, double barrier_time,
+                                    std::size_t bytes, int reps, BarrierTime& barrier,
                                     PageVector<double>& a, PageVector<double>& b,
                                     ProgressLine* prog, const fabcoll::CostModel* order = nullptr,
                                     std::vector<std::vector<double>>* samples = nullptr,
@@ -907,8 +942,16 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
   std::vector<std::vector<double>> per_call(
       cands.size(), std::vector<double>(apart ? static_cast<std::size_t>(reps * batch) : 0));
   const int asked = reps;
+  // One barrier per round timed beside the batches (BarrierTime), where they run back to back.
+  std::vector<double> round_barrier(apart ? 0 : static_cast<std::size_t>(reps));
   for (int r = 0; r < reps; ++r) {
     const double round_start = now();
+    if (!apart) {
+      check(fc_barrier(world), "barrier");
+      const double t0 = now();
+      check(fc_barrier(world), "barrier");
+      round_barrier[static_cast<std::size_t>(r)] = now() - t0;
+    }
     for (std::size_t turn = 0; turn < cands.size(); ++turn) {
       const std::size_t j = (turn + static_cast<std::size_t>(r)) % cands.size();
       use(j);
@@ -934,7 +977,7 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
         root = next[j][static_cast<std::size_t>(root)];
       }
       check(fc_barrier(world), "barrier");
-      ts[j][static_cast<std::size_t>(r)] = (now() - t0 - barrier_time) / batch;
+      ts[j][static_cast<std::size_t>(r)] = now() - t0;  // the barrier is taken off below
     }
     if (prog != nullptr) prog->advance(static_cast<double>(cands.size()) / asked);
     if (r == 0 && budget_s > 0 && reps > min_reps) {
@@ -944,7 +987,25 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
       reps = std::clamp(static_cast<int>(budget_s / std::max(slowest, 1e-9)), min_reps, reps);
       for (auto& t : ts) t.resize(static_cast<std::size_t>(reps));
       for (auto& t : per_call) t.resize(apart ? static_cast<std::size_t>(reps * batch) : 0);
+      if (!apart) round_barrier.resize(static_cast<std::size_t>(reps));
     }
+  }
+  double during = 0;
+  if (!apart) {
+    // The slowest rank's per round (as `before`), their median; the lower of it and `before`
+    // is taken off each batch.
+    std::vector<double> slowest(round_barrier.size());
+    check(fc_allreduce(round_barrier.data(), slowest.data(), slowest.size(), FC_DOUBLE, FC_MAX,
+                       world),
+          "allreduce");
+    during = median(slowest) + test_barrier_extra().second;
+    barrier.during_low = barrier.calls == 0 ? during : std::min(barrier.during_low, during);
+    barrier.during_high = std::max(barrier.during_high, during);
+    ++barrier.calls;
+    if (during < barrier.before) ++barrier.lowered;
+    const double off = std::min(barrier.before, during);
+    for (auto& t : ts)
+      for (auto& x : t) x = (x - off) / batch;
   }
   if (apart) {
     // Per round, the mean over its calls of the slowest rank's time of each call.
@@ -968,7 +1029,16 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
     std::vector<double> slowest(ts[j].size());
     check(fc_allreduce(ts[j].data(), slowest.data(), ts[j].size(), FC_DOUBLE, FC_MAX, world),
           "allreduce");
-    out.push_back(std::max(1e-9, median(slowest)));
+    const double med = median(slowest);
+    if (!apart && med <= 0)  // every rank sees the same (the slowest): all stop alike
+      fail(std::string(fabcoll::collective_name(c)) + " " + std::string(cands[j]->name) +
+           " at " + std::to_string(bytes) +
+           " B: its batches of calls took no longer than the barrier around them (" +
+           std::to_string(std::lround(barrier.before * 1e6)) + " us measured alone, " +
+           std::to_string(std::lround(during * 1e6)) +
+           " us beside them): the machine is too busy to time the collectives; nothing "
+           "written. Run again when the cores are free.");
+    out.push_back(std::max(1e-9, med));
     if (samples != nullptr) (*samples)[j] = std::move(slowest);
   }
   return out;
@@ -1159,7 +1229,7 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, tuning::Point>> gamma_pts;
   tuning::LinkParams lp;
   tuning::LinkParams pairs_lp;
-  double barrier_time = 0;
+  BarrierTime barrier;
   std::vector<tuning::CostPoint> train;
   double fit_break_gain = 1;     // the fit to timed collectives: error without a break / with it
   double fit_small_gain = 1;     // likewise without α of small messages / with it
@@ -1222,7 +1292,7 @@ int main(int argc, char** argv) {
   // the smallest largest check, each as a multiple of its bound); the same on every rank.
   // An attempt's state as references (assignable from a snapshot of values).
   const auto state = [&] {
-    return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier_time, train, train_names, tables,
+    return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier, train, train_names, tables,
                     results, drift, drift_small, drift_large, drifted, probe_before, probe_after,
                     probes_during, probe_change, probe_moved, omega_fitted, omega_disagrees,
                     ring_ratio, rings_disagree, fanout_runs, streamed_runs, validation_seconds);
@@ -1377,7 +1447,8 @@ int main(int argc, char** argv) {
       std::vector<double> slowest(ts.size());
       check(fc_allreduce(ts.data(), slowest.data(), ts.size(), FC_DOUBLE, FC_MAX, world),
             "allreduce");
-      barrier_time = median(slowest);
+      barrier = BarrierTime{};
+      barrier.before = median(slowest) + test_barrier_extra().first;
     }
 
     // 3b (more ranks than cores, --oversubscribed-fit collectives): α, β fitted to the
@@ -1711,7 +1782,7 @@ int main(int argc, char** argv) {
           std::vector<std::vector<double>> rounds;
           (void)time_candidates(plan.c, world, fabcoll::world_comm(ctx), p, plan.cands,
                                 plan.packets, piped ? &plan.run_models : nullptr,
-                                static_cast<std::size_t>(plan.n), pass_rounds, barrier_time, a, b,
+                                static_cast<std::size_t>(plan.n), pass_rounds, barrier, a, b,
                                 nullptr, piped ? nullptr : &order, &rounds);
           for (std::size_t j = 0; j < rounds.size(); ++j)
             plan.rounds[j].insert(plan.rounds[j].end(), rounds[j].begin(), rounds[j].end());
@@ -1951,7 +2022,7 @@ int main(int argc, char** argv) {
         const std::vector<fabcoll::CostModel> models{m};
         const double t =
             time_candidates(Collective::bcast, world, fabcoll::world_comm(ctx), p, {naive}, {0.0},
-                            &models, bytes, quick ? 21 : 41, barrier_time, a, b, nullptr)
+                            &models, bytes, quick ? 21 : 41, barrier, a, b, nullptr)
                 .front();
         fabcoll::CostQuery q;
         q.n = n;
@@ -2089,7 +2160,7 @@ int main(int argc, char** argv) {
         std::vector<std::vector<double>> rounds;
         (void)time_candidates(plan.c, world, fabcoll::world_comm(ctx), p, plan.timed_cands,
                               plan.timed_packets, &plan.timed_models, bytes, rounds_per_pass,
-                              barrier_time, a, b, nullptr, nullptr, &rounds, size_budget, pass_min);
+                              barrier, a, b, nullptr, nullptr, &rounds, size_budget, pass_min);
         for (std::size_t t = 0; t < rounds.size(); ++t)
           plan.rounds[t].insert(plan.rounds[t].end(), rounds[t].begin(), rounds[t].end());
         plan.pass_rounds.push_back(rounds.empty() ? 0 : rounds.front().size());
@@ -2292,6 +2363,12 @@ int main(int argc, char** argv) {
     v["kept_attempt"] = kept;
     // The pairs' ping-pong β below shm's threshold over the fit's (0: not fitted apart).
     v["ring_ratio"] = ring_ratio;
+    // The barrier taken off each batch (BarrierTime): measured alone, and the range of those
+    // timed beside the batches.
+    v["barrier"] = {{"alone", barrier.before},
+                    {"beside", {barrier.during_low, barrier.during_high}},
+                    {"lowered", barrier.lowered},
+                    {"calls", barrier.calls}};
     v["written_probe"] = {
         {"before", probe_before}, {"after", probe_after}, {"during", probes_during}};
     if (!fanout_runs.empty()) {
@@ -2418,9 +2495,24 @@ int main(int argc, char** argv) {
       if (t.size() > 400) t = t.substr(0, 400) + " …";
       std::printf("crossovers %s: %s\n", fabcoll::collective_name(c), t.c_str());
     }
-    std::printf(
-        "barrier (taken off each batch of calls back to back): %.2f us%s\n", barrier_time * 1e6,
-        timed_apart(kApartBytes) ? "; from 64 KiB each call timed apart, between barriers" : "");
+    std::printf("barrier (taken off each batch of calls back to back): %.2f us measured alone",
+                barrier.before * 1e6);
+    if (barrier.calls > 0)
+      std::printf("; %.2f-%.2f us beside the batches (the lower taken off: that one in %d of %d)",
+                  barrier.during_low * 1e6, barrier.during_high * 1e6, barrier.lowered,
+                  barrier.calls);
+    std::printf("%s\n",
+                timed_apart(kApartBytes) ? "; from 64 KiB each call timed apart, between barriers"
+                                         : "");
+    // A barrier measured alone far above those beside the batches: the machine was busy then
+    // (BarrierTime).
+    if (barrier.calls > 0 && barrier.before > 2 * barrier.during_high)
+      std::fprintf(stderr,
+                   "fabcoll-calibrate: the barrier measured alone took %.0f us, %.1f times the "
+                   "slowest timed beside the batches (%.0f us): the machine was busy then; those "
+                   "beside the batches were taken off\n",
+                   barrier.before * 1e6, barrier.before / barrier.during_high,
+                   barrier.during_high * 1e6);
     if (!results.empty())
       std::printf("%-22s %-24s %10s %14s %14s %8s  %s\n", "collective", "algorithm", "bytes",
                   "predicted(us)", "measured(us)", "error", "");

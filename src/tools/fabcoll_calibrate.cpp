@@ -1031,8 +1031,8 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
           "allreduce");
     const double med = median(slowest);
     if (!apart && med <= 0)  // every rank sees the same (the slowest): all stop alike
-      fail(std::string(fabcoll::collective_name(c)) + " " + std::string(cands[j]->name) +
-           " at " + std::to_string(bytes) +
+      fail(std::string(fabcoll::collective_name(c)) + " " + std::string(cands[j]->name) + " at " +
+           std::to_string(bytes) +
            " B: its batches of calls took no longer than the barrier around them (" +
            std::to_string(std::lround(barrier.before * 1e6)) + " us measured alone, " +
            std::to_string(std::lround(during * 1e6)) +
@@ -1292,8 +1292,8 @@ int main(int argc, char** argv) {
   // the smallest largest check, each as a multiple of its bound); the same on every rank.
   // An attempt's state as references (assignable from a snapshot of values).
   const auto state = [&] {
-    return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier, train, train_names, tables,
-                    results, drift, drift_small, drift_large, drifted, probe_before, probe_after,
+    return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier, train, train_names, tables, results,
+                    drift, drift_small, drift_large, drifted, probe_before, probe_after,
                     probes_during, probe_change, probe_moved, omega_fitted, omega_disagrees,
                     ring_ratio, rings_disagree, fanout_runs, streamed_runs, validation_seconds);
   };
@@ -2501,9 +2501,9 @@ int main(int argc, char** argv) {
       std::printf("; %.2f-%.2f us beside the batches (the lower taken off: that one in %d of %d)",
                   barrier.during_low * 1e6, barrier.during_high * 1e6, barrier.lowered,
                   barrier.calls);
-    std::printf("%s\n",
-                timed_apart(kApartBytes) ? "; from 64 KiB each call timed apart, between barriers"
-                                         : "");
+    std::printf("%s\n", timed_apart(kApartBytes)
+                            ? "; from 64 KiB each call timed apart, between barriers"
+                            : "");
     // A barrier measured alone far above those beside the batches: the machine was busy then
     // (BarrierTime).
     if (barrier.calls > 0 && barrier.before > 2 * barrier.during_high)

@@ -157,8 +157,8 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "elsewhere once that one has sent it all; an algorithm costs alpha and beta times its "
         "'core-mates' factor (in the note where not 1); where none of its messages is pulled "
         "(shm's rings), in its exchanges its bytes between core-mates cost the local copy delta "
-        "and the rest beta (the share of its bytes at beta, 'across', in the note where not "
-        "1)\n");
+        "and the rest beta (the share of its bytes not at delta, 'across', in the note where "
+        "not 1; of it, where beta_x is fitted, 'ring x' at beta_x)\n");
   if (m.ring_exchange_beta >= 0)
     std::printf(
         "# an exchange's bytes between CPUs through the rings cost beta_x = %.3g s/B a byte, "

@@ -23,7 +23,8 @@ if ((cores <= 4)); then
   FABCOLL_CALIBRATE_TEST_BARRIER_US=4000 "$RUN" -n $n --bind-to core -- "$CAL" --quick \
     --no-validate -o "$work/t1.json" >"$work/out1" 2>"$work/err1" ||
     fail "calibration with a slow barrier alone failed: $(cat "$work/out1" "$work/err1")"
-  grep -q "the barrier measured alone took 40[0-9][0-9] us" "$work/err1" ||
+  # (4000 µs or more: under load the barrier itself can add as much again)
+  grep -Eq "the barrier measured alone took ([4-9][0-9]{3}|[0-9]{5,}) us" "$work/err1" ||
     fail "no notice of the barrier set aside: $(cat "$work/err1")"
   grep -Eq "^barrier .*the lower taken off: that one in [1-9][0-9]* of" "$work/out1" ||
     fail "no barrier beside the batches taken off: $(grep barrier "$work/out1")"
@@ -43,7 +44,7 @@ FABCOLL_CALIBRATE_TEST_BARRIER_US=4000,4000 "$RUN" -n 2 -- "$CAL" --quick -o "$w
   >"$work/out2" 2>"$work/err2"
 rc=$?
 ((rc == 1)) || fail "exit status $rc with no time left to the batches (want 1): $(cat "$work/err2")"
-grep -q "fabcoll-calibrate: error: .* took no longer than the barrier around them (40[0-9][0-9] us measured alone, 40[0-9][0-9] us beside them): the machine is too busy to time the collectives; nothing written" "$work/err2" ||
+grep -Eq "fabcoll-calibrate: error: .* took no longer than the barrier around them \([0-9]{4,} us measured alone, [0-9]{4,} us beside them\): the machine is too busy to time the collectives; nothing written" "$work/err2" ||
   fail "no clear error: $(cat "$work/err2")"
 cmp -s "$work/t2.json" "$work/t2.orig" || fail "the tuning file was changed: $(cat "$work/t2.json")"
 echo "calibrate_busy_barrier: no time left to the batches: a clear error, nothing written: ok"

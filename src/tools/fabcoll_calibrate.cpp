@@ -1044,6 +1044,27 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
   return out;
 }
 
+/// What the model in `f` predicts for a training run named "collective,algorithm,bytes"
+/// (train_names), costed as the validation costs its runs (k = 1: the training times no
+/// pipelines); 0 where the name is not an algorithm's.
+double training_prediction(const std::string& name, int p, const tuning::TuningFile& f,
+                           const std::string& link, const fabcoll::Placement* placed) {
+  const std::size_t a = name.find(','), b = name.rfind(',');
+  if (a == std::string::npos || b <= a) return 0;
+  const std::string coll = name.substr(0, a), alg_name = name.substr(a + 1, b - a - 1);
+  const double n = std::atof(name.c_str() + b + 1);
+  for (const Algorithm* alg : fabcoll::all_algorithms()) {
+    if (fabcoll::collective_name(alg->coll) != coll || alg->name != alg_name) continue;
+    fabcoll::CostQuery q;
+    q.n = n;
+    q.p = p;
+    q.m = packet_choice(*alg, n, p, f, link, placed).m;
+    q.k = 1;
+    return alg->predict(q);
+  }
+  return 0;
+}
+
 std::vector<double> validation_sizes(const std::vector<tuning::CrossoverSegment>& t, bool quick) {
   const double vmax = quick ? double(1 << 20) : double(4 << 20);
   std::set<double> s;
@@ -1938,6 +1959,8 @@ int main(int argc, char** argv) {
                                     ? std::clamp(cf.exchange_alpha_above / lp.alpha_above,
                                                  tuning::kExchangeMin, tuning::kExchangeFileMax)
                                     : 0.0;
+      // K above the break (LinkParams::call_wake_above), where the fit took one.
+      lp.call_wake_above = lp.break_bytes > 0 ? cf.call_wake_above : 0.0;
       lp.r2 = cf.r2;
       lp.points = static_cast<int>(train.size());
       // The fit held o and G fixed (linear_cost_terms counts measured ones in c); keep o <= α
@@ -2435,6 +2458,7 @@ int main(int argc, char** argv) {
                   lp.alpha_above, lp.beta_above);
     if (lp.exchange_alpha_above > 0)
       std::printf(", exchanges x%.2f alpha there", lp.exchange_alpha_above);
+    if (lp.call_wake_above > 0) std::printf(", K = %.3g s there", lp.call_wake_above);
     std::printf("; bandwidth %.3g GB/s\n", 1e-9 / bandwidth_beta);
     if (!streamed_runs.empty()) {
       std::printf("streamed packets: kappa = %.2f (pipelined broadcasts:", lp.model.streamed);
@@ -2653,14 +2677,17 @@ int main(int argc, char** argv) {
         for (const auto& [k, pt] : gamma_pts) csv << k << ',' << pt.n << ',' << pt.t << '\n';
       }
       if (!train.empty()) {
-        // The oversubscribed fit's runs (3b): t ≈ a α + b β (1 + f(ω − 1)) χ-scaled + bx β_x + c.
+        // The oversubscribed fit's runs (3b): t ≈ a α + b β (1 + f(ω − 1)) χ-scaled + bx β_x + c;
+        // `predicted`: what the model written predicts for the run, as the validation predicts
+        // its runs (the training's residuals at a glance, against t).
         std::ofstream csv(report_dir + "/training.csv");
-        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w,large,small,o,o_recv,bx\n";
+        csv << "collective,algorithm,n,a,b,c,f,e,above,t,w,large,small,o,o_recv,bx,predicted\n";
         for (std::size_t i = 0; i < train.size(); ++i)
           csv << train_names[i] << ',' << train[i].a << ',' << train[i].b << ',' << train[i].c
               << ',' << train[i].f << ',' << train[i].e << ',' << train[i].above << ','
               << train[i].t << ',' << train[i].w << ',' << train[i].large << ',' << train[i].small
-              << ',' << train[i].o << ',' << train[i].o_recv << ',' << train[i].bx << '\n';
+              << ',' << train[i].o << ',' << train[i].o_recv << ',' << train[i].bx << ','
+              << training_prediction(train_names[i], p, file, link, placed) << '\n';
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");

@@ -139,11 +139,18 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "# beyond the cache: whole messages (or packets) of %.0f B and more cost beta = %.3g "
         "s/B (x%.2f); an algorithm's beta is mixed by the share of its bytes in them\n",
         m.large_from, m.beta_large, m.beta_large / m.beta);
-  if (m.call_wake > 0)
+  if (m.call_wake > 0 || link.above.call_wake > 0) {
+    // K of each segment: an algorithm whose rounds lie on both sides takes them by the shares.
+    char above[96] = "";
+    if (link.has_break())
+      std::snprintf(above, sizeof above,
+                    "; above it %.3g us, mixed by the share of the rounds there",
+                    link.above.call_wake * 1e6);
     std::printf(
         "# a call's first wake-up: K = %.3g us once per call, times the share of its path not in "
-        "exchanges (below the break only)\n",
-        m.call_wake * 1e6);
+        "exchanges (below the break%s)\n",
+        m.call_wake * 1e6, above);
+  }
   if (m.has_small())
     std::printf(
         "# small messages: those of fewer than %.0f B (injected) cost alpha = %.3g us; an "

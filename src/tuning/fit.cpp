@@ -153,11 +153,12 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   // Columns: α's rounds below the break (not small), α's rounds above it (with split_above
   // their one-way share), β's bytes, the wake-ups, the bytes beyond the cache, the small
   // messages' rounds, the exchange share of the rounds above the break (split_above), a call's
-  // first wake-up (call). A point's a is scaled by xa for its exchanges: the split columns
-  // take a / xa. With beta_below, where some point has bytes above the break, β takes those
-  // (and small messages' bytes) and a ninth column the others, at β below the break; else one
-  // β of them all. A tenth: the exchanges' ring bytes across CPUs, at β_x (CostPoint::bx).
-  constexpr int kParams = 10;
+  // first wake-up (call; below the break, and an eleventh above it). A point's a is scaled by
+  // xa for its exchanges: the split columns take a / xa. With beta_below, where some point has
+  // bytes above the break, β takes those (and small messages' bytes) and a ninth column the others,
+  // at β below the break; else one β of them all. A tenth: the exchanges' ring bytes across CPUs,
+  // at β_x (CostPoint::bx).
+  constexpr int kParams = 11;
   const bool split_beta =
       opt.beta_below && std::any_of(pts.begin(), pts.end(), [](const CostPoint& p) {
         return p.t > 0 && p.b * (1 - p.large) != 0 && p.above_bytes > 0;
@@ -176,6 +177,7 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
     if (j == 6) return opt.split_above ? raw * p.e * p.above : 0.0;
     if (j == 7) return opt.call ? (1 - p.e) * (1 - p.above) : 0.0;
     if (j == 9) return p.bx;
+    if (j == 10) return opt.call ? (1 - p.e) * p.above : 0.0;
     return split_beta ? p.b * (1 - p.large) * (1 - at_beta(p)) : 0.0;
   };
   double ata[kParams][kParams] = {}, aty[kParams] = {}, yty = 0;
@@ -274,6 +276,7 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   f.exchange_alpha_above =
       opt.split_above && any_above_exchange ? best[6] : -1;  // -1: not fitted apart
   f.call_wake = opt.call ? best[7] : 0;
+  f.call_wake_above = opt.call ? best[10] : 0;
   const bool any_ring_x =
       std::any_of(pts.begin(), pts.end(), [](const CostPoint& p) { return p.t > 0 && p.bx > 0; });
   // Left out of the best subset (0), β_x is not taken as free: -1, those bytes at χβ·β.

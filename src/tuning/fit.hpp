@@ -145,7 +145,7 @@ struct CostPoint {
 /// share cores). split_above: the rounds above the break in two, one-way a(1 − e) at
 /// alpha_above and exchanges a·e at exchange_alpha_above (an α of their own instead of χα
 /// times it). call: (1 − e)(1 − above) once per point at call_wake (CostModel::call_wake: the
-/// lower segment's).
+/// lower segment's), and (1 − e)·above at call_wake_above (the upper segment's K).
 /// beta_below: the bytes below the break at a β of their own (CostFit::beta_below; the lower
 /// segment's), those above it at β (inside a node too: shm's rings below its single-copy
 /// threshold, one copy from it).
@@ -181,6 +181,10 @@ struct CostFit : LinearFit {
   /// multiple); -1 where not fitted apart.
   double exchange_alpha_above = -1;
   double call_wake = 0;  // with CostFitOptions::call; else 0
+  /// With CostFitOptions::call: K of the upper segment, from the points' one-way share above the
+  /// break ((1 − e)·above); 0 where no point has rounds above it, or where the best fit leaves
+  /// it out.
+  double call_wake_above = 0;
   /// With CostFitOptions::beta_below: β of the bytes below the break but not in small
   /// messages (s/B; beta is then the upper segment's and the small messages'); -1 where not
   /// fitted apart (no point has bytes above the break, or none below it outside small

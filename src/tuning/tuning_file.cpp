@@ -78,6 +78,7 @@ std::string to_json_text(const TuningFile& f) {
     }
     if (l.exchange_alpha_above > 0) link["exchange_alpha_above"] = l.exchange_alpha_above;
     if (l.model.call_wake > 0) link["call_wake"] = l.model.call_wake;
+    if (l.call_wake_above > 0) link["call_wake_above"] = l.call_wake_above;
     j["links"].push_back(std::move(link));
   }
   j["gamma"] = json::array();
@@ -217,6 +218,13 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
         p.model.call_wake = it->is_number() ? it->get<double>() : -1.0;
       if (!(p.model.call_wake >= 0) || !std::isfinite(p.model.call_wake)) {
         error = "link " + p.link_class + ": call_wake must be a number >= 0";
+        return std::nullopt;
+      }
+      // K above the break (optional, absent where not fitted): 0.
+      if (const auto it = l.find("call_wake_above"); it != l.end())
+        p.call_wake_above = it->is_number() ? it->get<double>() : -1.0;
+      if (!(p.call_wake_above >= 0) || !std::isfinite(p.call_wake_above)) {
+        error = "link " + p.link_class + ": call_wake_above must be a number >= 0";
         return std::nullopt;
       }
       // W (optional, absent where not fitted): 0, the texts' model.
@@ -483,8 +491,8 @@ CostModel model_for(const TuningFile& f, std::string_view link_class, double typ
     m.alpha = hit->alpha_above;
     m.beta = hit->beta_above;
     if (hit->exchange_alpha_above > 0) m.exchange_alpha = hit->exchange_alpha_above;
-    m.call_wake = 0;  // K is the lower segment's (CostModel::call_wake)
-    m.gap = -1;       // G was measured below the break; above it the sender moves every byte
+    m.call_wake = hit->call_wake_above;  // the upper segment's K (0: none)
+    m.gap = -1;  // G was measured below the break; above it the sender moves every byte
   }
   if (const auto g = gamma_for(f, "sum", "float64")) m.gamma = *g;
   // δ: the measured local copy (files before it: the built-in value). Measured by one rank
@@ -508,12 +516,12 @@ std::string format_link_model(const LinkModel& l) {
   char text[1024];
   std::snprintf(text, sizeof text,
                 "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
+                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
                 m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
                 m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
                 l.above.beta, m.gap, l.above.gap, m.wake, m.large_from, m.beta_large, m.streamed,
                 m.small_below, m.alpha_small, l.above.exchange_alpha, m.call_wake,
-                m.receive_overhead, m.ring_exchange_beta);
+                m.receive_overhead, m.ring_exchange_beta, l.above.call_wake);
   return text;
 }
 
@@ -523,13 +531,13 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   int used = 0;
   if (std::sscanf(text.c_str(),
                   "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg "
-                  "%lg %lg %lg %lg %lg %lg%n",
+                  "%lg %lg %lg %lg %lg %lg %lg%n",
                   &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
                   &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
                   &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &m.wake, &m.large_from,
                   &m.beta_large, &m.streamed, &m.small_below, &m.alpha_small,
                   &l.above.exchange_alpha, &m.call_wake, &m.receive_overhead, &m.ring_exchange_beta,
-                  &used) != 25 ||
+                  &l.above.call_wake, &used) != 26 ||
       used <= 0)
     return 0;
   // The numbers end at the end of the line or at a space: "… 1.1x" is garbled, not 1.1.
@@ -537,14 +545,14 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   if (end < text.size() && text[end] != ' ') return 0;
   while (end < text.size() && text[end] == ' ') ++end;
   const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap,
-               above_exchange = l.above.exchange_alpha;
+               above_exchange = l.above.exchange_alpha, above_call = l.above.call_wake;
   l.above = m;  // γ, o, o_r, δ, ω, χ, W, κ, β beyond the cache, α of small messages, the pull
                 // threshold: the link's
   l.above.alpha = above_alpha;
   l.above.beta = above_beta;
   l.above.gap = above_gap;
   l.above.exchange_alpha = above_exchange;
-  l.above.call_wake = 0;  // K is the lower segment's (CostModel::call_wake)
+  l.above.call_wake = above_call;  // K above the break (0: none)
   out = l;
   return end;
 }

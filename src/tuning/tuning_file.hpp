@@ -40,7 +40,9 @@
 //                  "exchange_alpha_above" (optional: χα above the break, in
 //                  [kExchangeMin, kExchangeFileMax]; absent: exchange_alpha),
 //                  "call_wake" (optional: K, what a call adds once for the share of its path
-//                  not in exchanges, seconds, >= 0; absent: 0) } ],
+//                  not in exchanges, seconds, >= 0; absent: 0),
+//                  "call_wake_above" (optional: K above the break, seconds, >= 0; absent:
+//                  0) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",
 //                "datatype": "byte", "gamma" }: δ, a local memcpy per byte),
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],
@@ -102,6 +104,10 @@ struct LinkParams {
   /// χα above the break (JSON "exchange_alpha_above"), where it was fitted apart from the one
   /// below (model.exchange_alpha); 0: the same.
   double exchange_alpha_above = 0;
+  /// K above the break (JSON "call_wake_above"): what a call whose rounds lie above it adds
+  /// once, for the share of its path not in exchanges (CostModel::call_wake of the upper
+  /// segment); 0: none.
+  double call_wake_above = 0;
   /// The layout the parameters were measured in: 0 when every rank had a core of its own (the
   /// quiet ping-pong), else the number of ranks on the node when it has fewer cores than that
   /// (all ranks ping-ponging at once, see fabcoll-calibrate). Same class, other layout: another

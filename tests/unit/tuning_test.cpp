@@ -618,13 +618,14 @@ TEST(Fit, CostPointsRecoverAlphaOfSmallMessages) {
 }
 
 // Over the fabric (CostFitOptions): χα apart from χβ, an exchange's α above the break of its
-// own and K, a call's first wake-up, come back from points made with them (p = 4, a break at
-// 2 KiB, the timed collectives' algorithms at 256 B – 384 KiB), with χ on the grid; without
-// the options the same points do not fit.
+// own and K, a call's first wake-up, below the break and above it, come back from points made
+// with them (p = 4, a break at 2 KiB, the timed collectives' algorithms at 256 B – 384 KiB),
+// with χ on the grid; without the options the same points do not fit.
 TEST(Fit, CostPointsRecoverExchangesApartAndACallsFirstWakeUp) {
   const double brk = 2048;
   CostModel truth{3e-5, 2.5e-10, 2.5e-11};
-  const double alpha_above = 6e-5, chi_a = 3.0, chi_b = 2.0, chi_above = 2.5, call = 4e-5;
+  const double alpha_above = 6e-5, chi_a = 3.0, chi_b = 2.0, chi_above = 2.5, call = 4e-5,
+               call_above = 1.5e-5;
   std::vector<CostPoint> pts;
   for_each_training_run(truth, {256.0, 2048.0, 32768.0, 393216.0},
                         [&](const Algorithm& alg, double n, double a, double b, double c) {
@@ -633,7 +634,8 @@ TEST(Fit, CostPointsRecoverExchangesApartAndACallsFirstWakeUp) {
                           const double t =
                               c + a * (1 - above) * truth.alpha * (1 + e * (chi_a - 1)) +
                               a * above * alpha_above * (1 - e + e * chi_above) +
-                              b * truth.beta * (1 + e * (chi_b - 1)) + (1 - e) * (1 - above) * call;
+                              b * truth.beta * (1 + e * (chi_b - 1)) +
+                              (1 - e) * (1 - above) * call + (1 - e) * above * call_above;
                           pts.push_back({a, b, c, t, 0, e, above});
                         });
   ASSERT_GE(pts.size(), 40u);
@@ -647,8 +649,10 @@ TEST(Fit, CostPointsRecoverExchangesApartAndACallsFirstWakeUp) {
   EXPECT_NEAR(w.fit.exchange_alpha_above / (chi_above * alpha_above), 1.0, 1e-6);
   EXPECT_NEAR(w.fit.beta / truth.beta, 1.0, 1e-6);
   EXPECT_NEAR(w.fit.call_wake / call, 1.0, 1e-6);
+  EXPECT_NEAR(w.fit.call_wake_above / call_above, 1.0, 1e-6);
   EXPECT_GT(fit_cost_points_written(pts, 1.0, 0.25, 4).fit.sse, 100 * (w.fit.sse + 1e-9));
   EXPECT_EQ(fit_cost_points(pts).call_wake, 0);
+  EXPECT_EQ(fit_cost_points(pts).call_wake_above, 0);
   EXPECT_EQ(fit_cost_points(pts).exchange_alpha_above, -1);
 }
 
@@ -1570,10 +1574,15 @@ TEST(Crossover, ACallsFirstWakeUpAndEachSegmentsExchanges) {
   const double ow = 3e-5 + share * 3e-5, ex = 9e-5 + share * (12e-5 - 9e-5);
   EXPECT_NEAR(c.m.alpha, ow, 1e-15);
   EXPECT_NEAR(c.m.alpha * c.m.exchange_alpha, ex, 1e-15);
-  // K is the lower segment's, mixed by the share of the rounds below the break.
+  // K is the lower segment's, mixed by the share of the rounds below the break; with a K above
+  // the break, by the share above too.
   CostModel kb = m;
   kb.call_wake = 4e-5;
   EXPECT_NEAR(segment_k(*rab, 2048, 4, kb, up, 1024).m.call_wake, (1 - share) * 4e-5, 1e-15);
+  CostModel ka = up;
+  ka.call_wake = 1e-5;
+  EXPECT_NEAR(segment_k(*rab, 2048, 4, kb, ka, 1024).m.call_wake, (1 - share) * 4e-5 + share * 1e-5,
+              1e-15);
   // One χα in both segments: as before, χα itself.
   CostModel same = up;
   same.exchange_alpha = 3;
@@ -2003,7 +2012,7 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   l.above.gap = -1;
   l.above.exchange_alpha = 2.25;
   m.call_wake = 3.5e-5;
-  l.above.call_wake = 0;  // the lower segment's
+  l.above.call_wake = 1.25e-5;  // K above the break, its own
   const std::string line = format_link_model(l) + " tuning text, with spaces";
   LinkModel back;
   const std::size_t used = parse_link_model(line, back);
@@ -2305,11 +2314,13 @@ TEST(TuningFile, StreamedRoundTripsAndIsChecked) {
 }
 
 // χα above the break and K travel in the link entry: χα above into the upper segment's model
-// only, K into both; absent means χα and 0; out of range or not a number is rejected.
+// only, K into the lower one and K above the break into the upper one; absent means χα and 0;
+// out of range or not a number is rejected.
 TEST(TuningFile, ExchangesAboveTheBreakAndACallsFirstWakeUpRoundTrip) {
   TuningFile f = sample();
   f.links[1].exchange_alpha_above = 2.5;
   f.links[1].model.call_wake = 4e-5;
+  f.links[1].call_wake_above = 1.5e-5;
   f.links[1].model.exchange_alpha = 5.5;  // above kExchangeMax, within what a file may hold
   const std::string text = to_json_text(f);
   std::string err;
@@ -2319,27 +2330,38 @@ TEST(TuningFile, ExchangesAboveTheBreakAndACallsFirstWakeUpRoundTrip) {
   EXPECT_EQ(model_for(*g, "ofi/sockets").exchange_alpha, 5.5);
   EXPECT_EQ(model_for(*g, "ofi/sockets", 1 << 20).exchange_alpha, 2.5);
   EXPECT_EQ(model_for(*g, "ofi/sockets").call_wake, 4e-5);
-  EXPECT_EQ(model_for(*g, "ofi/sockets", 1 << 20).call_wake, 0);  // the lower segment's
+  EXPECT_EQ(model_for(*g, "ofi/sockets", 1 << 20).call_wake, 1.5e-5);  // the upper segment's
   const auto link = link_model_for(*g, "ofi/sockets");
   ASSERT_TRUE(link);
   EXPECT_EQ(link->above.exchange_alpha, 2.5);
+  EXPECT_EQ(link->above.call_wake, 1.5e-5);
+  EXPECT_EQ(link->below.call_wake, 4e-5);
   EXPECT_EQ(link->below.exchange_alpha, 5.5);
   EXPECT_EQ(model_for(*g, "shm").call_wake, 0);
-  const std::string above = "\"exchange_alpha_above\": 2.5", call = "\"call_wake\": 4e-05";
+  const std::string above = "\"exchange_alpha_above\": 2.5", call = "\"call_wake\": 4e-05",
+                    call_above = "\"call_wake_above\": 1.5e-05";
   ASSERT_NE(text.find(above), std::string::npos) << text;
   ASSERT_NE(text.find(call), std::string::npos) << text;
+  ASSERT_NE(text.find(call_above), std::string::npos) << text;
   const auto h = parse_tuning(
-      replaced(replaced(text, above, "\"r2_more\": 1.0"), call, "\"r2_less\": 1.0"), err);
+      replaced(replaced(replaced(text, above, "\"r2_more\": 1.0"), call, "\"r2_less\": 1.0"),
+               call_above, "\"r2_most\": 1.0"),
+      err);
   ASSERT_TRUE(h) << err;
   EXPECT_EQ(model_for(*h, "ofi/sockets", 1 << 20).exchange_alpha, 5.5);
   EXPECT_EQ(model_for(*h, "ofi/sockets").call_wake, 0);
+  EXPECT_EQ(model_for(*h, "ofi/sockets", 1 << 20).call_wake, 0);
   for (const auto& [what, with, message] :
        {std::tuple{above, std::string("\"exchange_alpha_above\": 9"),
                    "exchange_alpha_above must be a number in"},
         std::tuple{above, std::string("\"exchange_alpha_above\": \"x\""),
                    "exchange_alpha_above must be a number in"},
         std::tuple{call, std::string("\"call_wake\": -1e-6"), "call_wake must be a number >= 0"},
-        std::tuple{call, std::string("\"call_wake\": \"x\""), "call_wake must be a number"}}) {
+        std::tuple{call, std::string("\"call_wake\": \"x\""), "call_wake must be a number"},
+        std::tuple{call_above, std::string("\"call_wake_above\": -1e-6"),
+                   "call_wake_above must be a number >= 0"},
+        std::tuple{call_above, std::string("\"call_wake_above\": \"x\""),
+                   "call_wake_above must be a number"}}) {
     err.clear();
     EXPECT_FALSE(parse_tuning(replaced(text, what, with), err)) << with;
     EXPECT_NE(err.find(message), std::string::npos) << err;

@@ -1847,9 +1847,12 @@ int main(int argc, char** argv) {
       // launch, where it was within 2% of recursive doubling or faster in all thirteen. With
       // these (refitted offline from the same launches' training.csv) it came out below
       // recursive doubling in eleven and level in two, and in the four launches compared the
-      // fit's weighted error fell to 0.37-0.64 of what it was. K below the break only
-      // (CostModel::call_wake): charged at every size it put reduce + bcast under recursive
-      // doubling from 29 KiB, where it was 3-17% slower.
+      // fit's weighted error fell to 0.37-0.64 of what it was. K in each segment, fitted apart
+      // (CostModel::call_wake; above the break CostFit::call_wake_above): one K charged at every
+      // size put reduce + bcast under recursive doubling from 29 KiB, where it was 3-17%
+      // slower; none above the break put the naive broadcast and reduce just above a 1 KiB
+      // break 32-40% under their training times (fourteen launches with K above apart: 0-13%,
+      // no regret above 9.4%).
       // And β below the break apart from β above it (the sizes above say why). Inside a node
       // too, at shm's single-copy threshold: below it a message is copied twice, into a ring
       // cell its sender writes and out of it by the receiver, from it once (the receiver's CMA
@@ -2747,6 +2750,9 @@ int main(int argc, char** argv) {
                                         fmt("%.0f", lp.model.small_below) + " B"
                                   : std::string("none"))
          << " | " << fmt("%.3f", lp.model.call_wake * 1e6)
+         << (lp.call_wake_above > 0
+                 ? " (" + fmt("%.3f", lp.call_wake_above * 1e6) + " above the break)"
+                 : std::string())
          << " |\n\nω: data its sender wrote within the collective (received, combined, "
             "copied) costs βω per byte; measured by the ping-pong bouncing a buffer, each "
             "round trip right after an untouched one, from "

@@ -42,7 +42,7 @@
 //                  "call_wake" (optional: K, what a call adds once for the share of its path
 //                  not in exchanges, seconds, >= 0; absent: 0),
 //                  "call_wake_above" (optional: K above the break, seconds, >= 0; absent:
-//                  0) } ],
+//                  0; without a break, read and not used) } ],
 //     "gamma": [ { "op": "sum", "datatype": "float64", "gamma" } ]  (and { "op": "copy",
 //                "datatype": "byte", "gamma" }: δ, a local memcpy per byte),
 //     "k_rules": [ { "collective", "algorithm", "p", "link", "sizes": [[n, k], …] } ],

@@ -61,6 +61,17 @@ for n in set(sizes):
     colls = {r["collective"] for r in rows if float(r["n"]) == n}
     assert {"bcast", "reduce", "allreduce", "allgather"} <= colls, (n, colls)
 PY
+  # Each training run's prediction by the model written (training.csv's `predicted`): every
+  # row has one, and over the rows the model lies near the times it was fitted to.
+  python3 - "$work/report4/training.csv" <<'PY' || fail "training.csv's predictions"
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+pred = [float(r["predicted"]) for r in rows]
+assert all(x > 0 for x in pred), [r for r in rows if float(r["predicted"]) <= 0]
+err = statistics.median(abs(float(r["predicted"]) / float(r["t"]) - 1) for r in rows)
+print("calibrate_layouts: training runs' median error %.1f%%" % (100 * err))
+assert err < 0.5, err
+PY
   # β_x (the exchanges' ring bytes across CPUs) is fitted only where the ranks' CPUs are known
   # (pinned; launcher_bind_map checks it there): unpinned, no training run has such bytes.
   python3 - "$f" "$layout" "$work/report4/training.csv" <<'PY' || fail "beta_x without a placement"

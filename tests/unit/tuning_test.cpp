@@ -626,21 +626,31 @@ TEST(Fit, CostPointsRecoverExchangesApartAndACallsFirstWakeUp) {
   CostModel truth{3e-5, 2.5e-10, 2.5e-11};
   const double alpha_above = 6e-5, chi_a = 3.0, chi_b = 2.0, chi_above = 2.5, call = 4e-5,
                call_above = 1.5e-5;
-  std::vector<CostPoint> pts;
-  for_each_training_run(truth, {256.0, 2048.0, 32768.0, 393216.0},
-                        [&](const Algorithm& alg, double n, double a, double b, double c) {
-                          const double e = exchange_share_at(alg, n, truth);
-                          const double above = sim_break_shares(alg, 4, n, brk, -1).alpha;
-                          const double t =
-                              c + a * (1 - above) * truth.alpha * (1 + e * (chi_a - 1)) +
-                              a * above * alpha_above * (1 - e + e * chi_above) +
-                              b * truth.beta * (1 + e * (chi_b - 1)) +
-                              (1 - e) * (1 - above) * call + (1 - e) * above * call_above;
-                          pts.push_back({a, b, c, t, 0, e, above});
-                        });
+  // The points with K above the break at k_above (0: none).
+  const auto points = [&](double k_above) {
+    std::vector<CostPoint> out;
+    for_each_training_run(truth, {256.0, 2048.0, 32768.0, 393216.0},
+                          [&](const Algorithm& alg, double n, double a, double b, double c) {
+                            const double e = exchange_share_at(alg, n, truth);
+                            const double above = sim_break_shares(alg, 4, n, brk, -1).alpha;
+                            const double t =
+                                c + a * (1 - above) * truth.alpha * (1 + e * (chi_a - 1)) +
+                                a * above * alpha_above * (1 - e + e * chi_above) +
+                                b * truth.beta * (1 + e * (chi_b - 1)) +
+                                (1 - e) * (1 - above) * call + (1 - e) * above * k_above;
+                            out.push_back({a, b, c, t, 0, e, above});
+                          });
+    return out;
+  };
+  const std::vector<CostPoint> pts = points(call_above);
   ASSERT_GE(pts.size(), 40u);
   CostFitOptions both;
   both.split_above = both.call = true;
+  // With none above the break, none is fitted there, and α above is not lowered for it.
+  const WrittenFit none = fit_cost_points_written(points(0), 1.0, 0.25, 8, 0.25, 4, both);
+  EXPECT_NEAR(none.fit.call_wake_above, 0, 1e-12);
+  EXPECT_NEAR(none.fit.alpha_above / alpha_above, 1.0, 1e-6);
+  EXPECT_NEAR(none.fit.call_wake / call, 1.0, 1e-6);
   const WrittenFit w = fit_cost_points_written(pts, 1.0, 0.25, 8, 0.25, 4, both);
   EXPECT_NEAR(w.chi, chi_a, 1e-9);
   EXPECT_NEAR(w.chi_beta, chi_b, 1e-9);

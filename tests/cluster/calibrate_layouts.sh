@@ -62,7 +62,8 @@ for n in set(sizes):
     assert {"bcast", "reduce", "allreduce", "allgather"} <= colls, (n, colls)
 PY
   # Each training run's prediction by the model written (training.csv's `predicted`): every
-  # row has one, and over the rows the model lies near the times it was fitted to.
+  # row has one, and over the rows the model lies near the times it was fitted to (29.6% in
+  # CI, unpinned beside the other tests; 5-9% quiet over sockets at p = 4).
   python3 - "$work/report4/training.csv" <<'PY' || fail "training.csv's predictions"
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -70,7 +71,7 @@ pred = [float(r["predicted"]) for r in rows]
 assert all(x > 0 for x in pred), [r for r in rows if float(r["predicted"]) <= 0]
 err = statistics.median(abs(float(r["predicted"]) / float(r["t"]) - 1) for r in rows)
 print("calibrate_layouts: training runs' median error %.1f%%" % (100 * err))
-assert err < 0.5, err
+assert err < 0.75, err
 PY
   # β_x (the exchanges' ring bytes across CPUs) is fitted only where the ranks' CPUs are known
   # (pinned; launcher_bind_map checks it there): unpinned, no training run has such bytes.

@@ -1044,25 +1044,22 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
   return out;
 }
 
-/// What the model in `f` predicts for a training run named "collective,algorithm,bytes"
-/// (train_names), costed as the validation costs its runs (k = 1: the training times no
-/// pipelines); 0 where the name is not an algorithm's.
-double training_prediction(const std::string& name, int p, const tuning::TuningFile& f,
+/// One timed run of the fit to timed collectives: which algorithm, at how many bytes.
+struct TrainRun {
+  const Algorithm* alg = nullptr;
+  double n = 0;
+};
+
+/// What the model in `f` predicts for a training run, costed as the validation costs its runs
+/// (k = 1: the training times no pipelines).
+double training_prediction(const TrainRun& r, int p, const tuning::TuningFile& f,
                            const std::string& link, const fabcoll::Placement* placed) {
-  const std::size_t a = name.find(','), b = name.rfind(',');
-  if (a == std::string::npos || b <= a) return 0;
-  const std::string coll = name.substr(0, a), alg_name = name.substr(a + 1, b - a - 1);
-  const double n = std::atof(name.c_str() + b + 1);
-  for (const Algorithm* alg : fabcoll::all_algorithms()) {
-    if (fabcoll::collective_name(alg->coll) != coll || alg->name != alg_name) continue;
-    fabcoll::CostQuery q;
-    q.n = n;
-    q.p = p;
-    q.m = packet_choice(*alg, n, p, f, link, placed).m;
-    q.k = 1;
-    return alg->predict(q);
-  }
-  return 0;
+  fabcoll::CostQuery q;
+  q.n = r.n;
+  q.p = p;
+  q.m = packet_choice(*r.alg, r.n, p, f, link, placed).m;
+  q.k = 1;
+  return r.alg->predict(q);
 }
 
 std::vector<double> validation_sizes(const std::vector<tuning::CrossoverSegment>& t, bool quick) {
@@ -1255,7 +1252,7 @@ int main(int argc, char** argv) {
   double fit_break_gain = 1;     // the fit to timed collectives: error without a break / with it
   double fit_small_gain = 1;     // likewise without α of small messages / with it
   tuning::PingPongStep pp_step;  // over the fabric: where the ping-pong steps up (n 0: nowhere)
-  std::vector<std::string> train_names;  // "collective,algorithm,bytes" of train[i]
+  std::vector<TrainRun> train_runs;  // the run of train[i]
   std::map<Collective, std::vector<tuning::CrossoverSegment>> tables;
   std::vector<Measured> results;
   double drift = 1, drift_small = 1, drift_large = 1;
@@ -1313,7 +1310,7 @@ int main(int argc, char** argv) {
   // the smallest largest check, each as a multiple of its bound); the same on every rank.
   // An attempt's state as references (assignable from a snapshot of values).
   const auto state = [&] {
-    return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier, train, train_names, tables, results,
+    return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier, train, train_runs, tables, results,
                     drift, drift_small, drift_large, drifted, probe_before, probe_after,
                     probes_during, probe_change, probe_moved, omega_fitted, omega_disagrees,
                     ring_ratio, rings_disagree, fanout_runs, streamed_runs, validation_seconds);
@@ -1336,7 +1333,7 @@ int main(int argc, char** argv) {
       pp = PingPong{};
       gamma_pts.clear();
       train.clear();
-      train_names.clear();
+      train_runs.clear();
       tables.clear();
       results.clear();
     }
@@ -1825,8 +1822,7 @@ int main(int argc, char** argv) {
             trains[bi].back().above = plan.point_above[j][bi];
             trains[bi].back().above_bytes = plan.point_above_bytes[j][bi];
           }
-          train_names.push_back(std::string(fabcoll::collective_name(plan.c)) + ',' +
-                                std::string(plan.cands[j]->name) + ',' + fmt("%.0f", n));
+          train_runs.push_back({plan.cands[j], n});
         }
       }
       // ω and χ with α, β: the collectives' own written and exchange shares (each point's f and
@@ -2686,11 +2682,13 @@ int main(int argc, char** argv) {
         std::ofstream csv(report_dir + "/training.csv");
         csv << "collective,algorithm,n,a,b,c,f,e,above,t,w,large,small,o,o_recv,bx,predicted\n";
         for (std::size_t i = 0; i < train.size(); ++i)
-          csv << train_names[i] << ',' << train[i].a << ',' << train[i].b << ',' << train[i].c
-              << ',' << train[i].f << ',' << train[i].e << ',' << train[i].above << ','
-              << train[i].t << ',' << train[i].w << ',' << train[i].large << ',' << train[i].small
-              << ',' << train[i].o << ',' << train[i].o_recv << ',' << train[i].bx << ','
-              << training_prediction(train_names[i], p, file, link, placed) << '\n';
+          csv << fabcoll::collective_name(train_runs[i].alg->coll) << ',' << train_runs[i].alg->name
+              << ',' << fmt("%.0f", train_runs[i].n) << ',' << train[i].a << ',' << train[i].b
+              << ',' << train[i].c << ',' << train[i].f << ',' << train[i].e << ','
+              << train[i].above << ',' << train[i].t << ',' << train[i].w << ',' << train[i].large
+              << ',' << train[i].small << ',' << train[i].o << ',' << train[i].o_recv << ','
+              << train[i].bx << ',' << training_prediction(train_runs[i], p, file, link, placed)
+              << '\n';
       }
       {
         std::ofstream csv(report_dir + "/validation.csv");

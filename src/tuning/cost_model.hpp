@@ -167,9 +167,8 @@ struct CostModel {
   /// where it was 3–17% slower (three launches); with none above the break (the next version)
   /// the naive broadcast and reduce at 2 KiB, above a break at 1 KiB, came out 32–40% under
   /// their training times (two launches of the forty-fourth session), and with K above fitted
-  /// apart 0–13% (fourteen). Fitted with the others to the
-  /// timed collectives over the fabric where ranks share cores (fabcoll-calibrate); 0 (the texts'
-  /// model) elsewhere.
+  /// apart 0–13% (fourteen). Fitted with the others to the timed collectives over the fabric
+  /// where ranks share cores (fabcoll-calibrate); 0 (the texts' model) elsewhere.
   double call_wake = 0;
   /// o_r: a receiver's time per message where one rank takes p − 1 messages one after another
   /// (the naive reduce's folding rank), apart from the sender's o: PLogP's o_r beside o_s

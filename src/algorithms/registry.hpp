@@ -42,6 +42,11 @@ enum class Collective {
 /// without it as below, was tried once then: p = 4 shm chose the pipelined tree at 256 B, regret
 /// 70%, and p = 4 sockets 77% at 512 B. Not kept.)
 constexpr bool fans_in(Collective c) { return c != Collective::bcast && c != Collective::scatter; }
+/// Whether c combines data with a reduction operator (γ: CostModel::gamma, gamma_large).
+constexpr bool combines(Collective c) {
+  return c == Collective::reduce || c == Collective::allreduce || c == Collective::scan ||
+         c == Collective::exscan || c == Collective::reduce_scatter_block;
+}
 
 const char* collective_name(Collective c) noexcept;
 

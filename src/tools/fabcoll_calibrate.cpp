@@ -621,8 +621,14 @@ struct GammaPoint {
   fc_datatype_t dt_id;
 };
 
+/// γ per (op, datatype) from the two-buffer kernels (ReduceOp::combine_left) over the sizes,
+/// and δ (memcpy) last. With large_from > 0 also γ beyond the cache (CostModel::gamma_large),
+/// into gamma_large: the median time per byte of (sum, float64) into a third buffer
+/// (ReduceOp::combine_to, as the engine combines a received message with its own data) at
+/// large_from times 1, 1.5, 2 and 3; 0 where large_from is 0.
 std::vector<tuning::GammaEntry> measure_gamma(
-    bool quick, ProgressLine& prog, std::vector<std::pair<std::string, tuning::Point>>& pts) {
+    bool quick, ProgressLine& prog, std::vector<std::pair<std::string, tuning::Point>>& pts,
+    double large_from, double& gamma_large) {
   const std::vector<GammaPoint> kernels = {{"sum", "float64", FC_SUM, FC_DOUBLE},
                                            {"sum", "float32", FC_SUM, FC_FLOAT},
                                            {"sum", "int32", FC_SUM, FC_INT32},
@@ -669,6 +675,30 @@ std::vector<tuning::GammaEntry> measure_gamma(
   }
   const tuning::LinearFit f = tuning::fit_linear(fit_pts, tuning::Weighting::relative);
   out.push_back({"copy", "byte", std::max(0.0, f.beta)});
+  gamma_large = 0;
+  if (large_from > 0) {
+    const fabcoll::ReduceOp op(FC_SUM, FC_DOUBLE);
+    const auto most = static_cast<std::size_t>(3 * large_from) + op.elem_size();
+    PageVector<char> left(most), right(most), into(most);
+    std::fill(left.begin(), left.end(), 0);
+    std::fill(right.begin(), right.end(), 0);
+    std::fill(into.begin(), into.end(), 0);
+    std::vector<double> per_byte;
+    for (const double times : {1.0, 1.5, 2.0, 3.0}) {
+      const std::size_t count =
+          std::max<std::size_t>(1, static_cast<std::size_t>(times * large_from) / op.elem_size());
+      const double n = static_cast<double>(count * op.elem_size());
+      std::vector<double> ts;
+      for (int r = 0; r < (quick ? 5 : 11); ++r) {
+        const double t0 = now();
+        op.combine_to(left.data(), right.data(), into.data(), count);
+        ts.push_back(now() - t0);
+      }
+      pts.emplace_back("sum/float64/combine_to", tuning::Point{n, median(ts)});
+      per_byte.push_back(median(ts) / n);
+    }
+    gamma_large = median(per_byte);
+  }
   return out;
 }
 
@@ -1143,6 +1173,13 @@ int main(int argc, char** argv) {
                  "least its busiest core's copies at it; default: the L2 cache size (hwloc) "
                  "over the ranks per core; 0: none")
       ->check(CLI::NonNegativeNumber);
+  double gamma_large_from = -1;
+  app.add_option("--gamma-large-from", gamma_large_from,
+                 "over the fabric, combines of messages from this many bytes get a gamma of their "
+                 "own, measured on the three-buffer kernel the engine combines received data "
+                 "with (gamma beyond the cache); default: the L2 cache size (hwloc) over three "
+                 "buffers and the ranks per core; 0: none")
+      ->check(CLI::NonNegativeNumber);
   double small_below = -1;
   app.add_option("--small-below", small_below,
                  "with more ranks than cores over the fabric, messages of fewer bytes get an "
@@ -1288,6 +1325,19 @@ int main(int argc, char** argv) {
         large_from >= 0 ? large_from : l2_cache_bytes() / std::ceil(static_cast<double>(p) / cores);
     check(fc_bcast(&large_bytes, 1, FC_DOUBLE, 0, world), "bcast");
   }
+  // γ beyond the cache (CostModel::gamma_large_from), over the fabric: a received message lands
+  // whole and is combined with the rank's own data into its result, three buffers of n, which
+  // the ranks of a core share its L2 for (--gamma-large-from sets it; rank 0's, so that all
+  // cost alike). Not inside a node, where shm folds a message in a ring slot at a time.
+  double gamma_large_bytes = 0;
+  if (link.starts_with("ofi")) {
+    gamma_large_bytes =
+        gamma_large_from >= 0
+            ? gamma_large_from
+            : std::floor(l2_cache_bytes() / (3 * std::ceil(static_cast<double>(p) / cores)) / 64) *
+                  64;
+    check(fc_bcast(&gamma_large_bytes, 1, FC_DOUBLE, 0, world), "bcast");
+  }
   // α of small messages (CostModel::small_below), over the fabric with more ranks than cores:
   // those the engine hands the provider by fi_tinject (ofi::Endpoint::inject_below; 256 B on
   // sockets). The fit at 256 B, the smallest size timed, has algorithms whose messages lie on
@@ -1362,7 +1412,7 @@ int main(int argc, char** argv) {
     file.machine = tuning::this_machine(prov != nullptr ? prov : "");
     // Every rank needs the fit (all must agree on tables and packet counts): rank 0 fits and
     // broadcasts the few numbers.
-    double fitted[14] = {};
+    double fitted[16] = {};
     fitted[10] = 1;               // ω: not measured (layout > 0)
     fitted[11] = fitted[12] = 1;  // χα, χβ: not measured (layout > 0: the pairs exchange already)
     if (rank == 0) {
@@ -1427,14 +1477,15 @@ int main(int argc, char** argv) {
     // 3: γ on rank 0 alone; the others sleep.
     if (rank == 0) {
       prog.phase("3/5 gamma");
-      file.gammas = measure_gamma(quick, prog, gamma_pts);
+      file.gammas = measure_gamma(quick, prog, gamma_pts, gamma_large_bytes, fitted[15]);
+      fitted[14] = fitted[15] > 0 ? gamma_large_bytes : 0;
       fitted[7] = file.gammas.front().gamma;
       fitted[9] = file.gammas.back().gamma;  // δ: the local copy (measure_gamma's last entry)
       check(fc_barrier(world), "barrier");
     } else {
       idle_barrier(world);
     }
-    check(fc_bcast(fitted, 14, FC_DOUBLE, 0, world), "bcast");
+    check(fc_bcast(fitted, 16, FC_DOUBLE, 0, world), "bcast");
     lp = tuning::LinkParams{};
     lp.link_class = link;
     lp.model = {fitted[0], fitted[1], fitted[7], fitted[8]};
@@ -1442,6 +1493,8 @@ int main(int argc, char** argv) {
     lp.model.exchange_alpha = fitted[11];
     lp.model.exchange_beta = fitted[12];
     lp.model.gap = fitted[13];
+    lp.model.gamma_large_from = fitted[14];  // γ beyond the cache (0: none)
+    lp.model.gamma_large = fitted[15];
     lp.break_bytes = fitted[2];
     lp.alpha_above = fitted[3];
     lp.beta_above = fitted[4];
@@ -1685,6 +1738,11 @@ int main(int argc, char** argv) {
             tm.copy = tuning::layout_copy(fitted[9], layout, cores);
             tm.pull_bytes = pull;
             tm.placement = placed;  // the naive broadcast's pulls on one CPU, one after another
+            // γ beyond the cache in c, mixed as tuning::segment_k mixes it (its bytes in
+            // messages that reach gamma_large_from).
+            if (tm.has_gamma_large() && n >= tm.gamma_large_from)
+              tm.gamma += fabcoll::sim_break_shares(*alg, p, n, tm.gamma_large_from, -1).beta *
+                          (tm.gamma_large - tm.gamma);
             tm.ring_exchange_beta = fit_ring_x ? 0.0 : -1.0;  // in bx (below), not in c
             // Above the break G is not the measured one (it was measured below: β there, as
             // model_for sets the upper segment, for an algorithm segment_k places there).
@@ -2515,6 +2573,13 @@ int main(int argc, char** argv) {
     }
     for (const auto& g : file.gammas)
       std::printf("gamma %s/%s = %.3g s/B\n", g.op.c_str(), g.datatype.c_str(), g.gamma);
+    if (lp.model.has_gamma_large())
+      std::printf(
+          "gamma beyond the cache = %.3g s/B (x%.2f gamma sum/float64): combines of "
+          "messages from %.0f B (a core's L2 over three buffers and its ranks; "
+          "gamma.csv, kind sum/float64/combine_to)\n",
+          lp.model.gamma_large, lp.model.gamma_large / file.gammas.front().gamma,
+          lp.model.gamma_large_from);
     for (Collective c : colls) {
       std::string t = tuning::format_table(tables[c]);
       if (t.size() > 400) t = t.substr(0, 400) + " …";
@@ -2817,6 +2882,15 @@ int main(int argc, char** argv) {
             "γ (ns/B) |\n| --- | --- | --- |\n";
       for (const auto& g : file.gammas)
         md << "| " << g.op << " | " << g.datatype << " | " << fmt("%.4f", g.gamma * 1e9) << " |\n";
+      if (lp.model.has_gamma_large())
+        md << "\nγ beyond the cache: a combine of a message of at least "
+           << fmt("%.0f", lp.model.gamma_large_from)
+           << " B (a core's L2 over three buffers and the ranks per core) costs "
+           << fmt("%.4f", lp.model.gamma_large * 1e9)
+           << " ns/B: the median per byte of the sum of float64 into a third buffer, as the "
+              "engine combines a received message with its own data, at 1, 1.5, 2 and 3 times "
+              "that size (gamma.csv, kind sum/float64/combine_to). An algorithm's γ is mixed by "
+              "the share of its critical path's bytes in such messages.\n";
       md << "\n## Crossovers (predicted fastest algorithm per size range)\n\n";
       for (Collective c : colls)
         md << "- **" << fabcoll::collective_name(c) << "**: " << tuning::format_table(tables[c])

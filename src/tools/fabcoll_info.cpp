@@ -139,6 +139,12 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "# beyond the cache: whole messages (or packets) of %.0f B and more cost beta = %.3g "
         "s/B (x%.2f); an algorithm's beta is mixed by the share of its bytes in them\n",
         m.large_from, m.beta_large, m.beta_large / m.beta);
+  if (m.has_gamma_large())
+    std::printf(
+        "# beyond the cache: combines of messages (or packets) of %.0f B and more cost gamma = "
+        "%.3g s/B (x%.2f)%s; an algorithm's gamma is mixed by the share of its bytes in them\n",
+        m.gamma_large_from, m.gamma_large, m.gamma > 0 ? m.gamma_large / m.gamma : 0.0,
+        fabcoll::combines(args.coll) ? "" : " (not this collective)");
   if (m.call_wake > 0 || link.above.call_wake > 0) {
     // K of each segment: an algorithm whose rounds lie on both sides takes them by the shares.
     char above[96] = "";

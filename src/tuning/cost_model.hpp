@@ -121,6 +121,24 @@ struct CostModel {
   /// core; not set elsewhere.
   double large_from = 0;
   double beta_large = 0;
+  /// γ beyond the cache: a combine of a message of at least gamma_large_from bytes costs
+  /// gamma_large per byte in place of γ (gamma_large_from 0: none, the texts' one γ). Over the
+  /// fabric a message lands whole in a scratch buffer and is then combined with the rank's own
+  /// data into its result (ReduceOp::combine_to, three buffers of n); once those outgrow a
+  /// core's L2 (shared by the ranks on it) every byte comes from further out. This machine
+  /// (L2 2 MiB a core): combine_to of float64 sums took 4.4–5.8e-11 s/B up to 512 KiB,
+  /// 8.7e-11 at 768 KiB, 10.5e-11 at 1 MiB and 12–13e-11 at 2–4 MiB, where the γ fitted to
+  /// the two-buffer kernel (combine_left) over 16 KiB – 4 MiB came out at 3.6–6.5e-11. p = 2
+  /// sockets (fifteen launches of the forty-fourth session): recursive doubling's all-reduce at
+  /// 1 MiB (one combine of n) was measured 16–53% over its prediction (112% in one) and
+  /// Rabenseifner's (one of n/2) 1–29% (68%), and recursive doubling was chosen there in ten
+  /// of them. An algorithm's γ is mixed by the share of its critical path's bytes in messages of
+  /// at least gamma_large_from (the sim's, as for β beyond the cache), a pipelined one's by its
+  /// packet. Measured by fabcoll-calibrate over the fabric from gamma_large_from = the L2 size
+  /// over three buffers and the ranks per core; not set inside a node, where shm folds a
+  /// message in as it arrives, a ring slot at a time.
+  double gamma_large_from = 0;
+  double gamma_large = 0;
   /// κ: a broadcast's pipelined packets (k ≥ 2) streamed through rings (below pull_bytes, where
   /// that is set): the first packet goes through as a message of its size alone would (the
   /// formula at k = 1), and each round the further packets add costs κ(α + βm) instead of
@@ -202,6 +220,8 @@ struct CostModel {
   [[nodiscard]] double send_gap() const { return gap >= 0 ? gap : beta; }
   /// Whether β beyond the cache applies (large_from and beta_large set).
   [[nodiscard]] bool has_large() const { return large_from > 0 && beta_large > 0; }
+  /// Whether γ beyond the cache applies (gamma_large_from and gamma_large set).
+  [[nodiscard]] bool has_gamma_large() const { return gamma_large_from > 0 && gamma_large > 0; }
   /// Whether α of small messages applies (small_below and alpha_small set).
   [[nodiscard]] bool has_small() const { return small_below > 0 && alpha_small > 0; }
 };

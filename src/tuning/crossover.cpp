@@ -265,6 +265,22 @@ PacketChoice with_large(const Algorithm& alg, double n, int p, PacketChoice c, d
   return with_copy_floor(alg, n, p, c);
 }
 
+// γ beyond the cache (CostModel::gamma_large_from): a pipelined algorithm whose packets reach
+// gamma_large_from combines each at gamma_large; a whole-message algorithm's γ is mixed by the
+// share of its critical path's bytes in messages at or above it (the sim's, as for β beyond
+// the cache; its combines are of the messages it receives).
+PacketChoice with_gamma_large(const Algorithm& alg, double n, int p, PacketChoice c) {
+  const CostModel& m = c.m;
+  if (!m.has_gamma_large() || !(n >= m.gamma_large_from)) return c;
+  if (alg.optimal_k != nullptr) {
+    if (std::ceil(n / std::max(c.k, 1.0)) >= m.gamma_large_from) c.m.gamma = m.gamma_large;
+    return c;
+  }
+  const double share = std::clamp(share_from(alg, n, p, m, m.gamma_large_from, true), 0.0, 1.0);
+  c.m.gamma = m.gamma + share * (m.gamma_large - m.gamma);
+  return c;
+}
+
 // α of small messages: a pipelined algorithm whose packets lie below small_below costs
 // alpha_small per packet; a whole-message algorithm's α loses the share of its critical path's
 // rounds whose messages lie below small_below times (α below the break − alpha_small) (the
@@ -308,10 +324,11 @@ PacketChoice with_small(const Algorithm& alg, double n, int p, const CostModel& 
 
 PacketChoice segment_k(const Algorithm& alg, double n, int p, const CostModel& below,
                        const CostModel& above, double break_bytes) {
-  return with_large(
-      alg, n, p,
-      with_small(alg, n, p, below, above, segment_k_of(alg, n, p, below, above, break_bytes)),
-      break_bytes);
+  return with_gamma_large(alg, n, p,
+                          with_large(alg, n, p,
+                                     with_small(alg, n, p, below, above,
+                                                segment_k_of(alg, n, p, below, above, break_bytes)),
+                                     break_bytes));
 }
 
 double algorithm_cost(const Algorithm& alg, double n, int p, const LinkModel& link) {

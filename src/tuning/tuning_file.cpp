@@ -71,6 +71,10 @@ std::string to_json_text(const TuningFile& f) {
       link["large_from"] = l.model.large_from;
       link["beta_large"] = l.model.beta_large;
     }
+    if (l.model.has_gamma_large()) {
+      link["gamma_large_from"] = l.model.gamma_large_from;
+      link["gamma_large"] = l.model.gamma_large;
+    }
     if (l.model.streamed != 1) link["streamed"] = l.model.streamed;
     if (l.model.has_small()) {
       link["small_below"] = l.model.small_below;
@@ -247,6 +251,15 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
             !positive("beta_large", p.model.beta_large)) {
           error = "link " + p.link_class +
                   ": large_from and beta_large must both be given, as numbers > 0";
+          return std::nullopt;
+        }
+      }
+      // γ beyond the cache (optional, absent where not measured): both keys or neither.
+      if (l.contains("gamma_large_from") || l.contains("gamma_large")) {
+        if (!positive("gamma_large_from", p.model.gamma_large_from) ||
+            !positive("gamma_large", p.model.gamma_large)) {
+          error = "link " + p.link_class +
+                  ": gamma_large_from and gamma_large must both be given, as numbers > 0";
           return std::nullopt;
         }
       }
@@ -514,14 +527,16 @@ std::optional<LinkModel> link_model_for(const TuningFile& f, std::string_view li
 std::string format_link_model(const LinkModel& l) {
   const CostModel& m = l.below;
   char text[1024];
-  std::snprintf(text, sizeof text,
-                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-                "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
-                m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written,
-                m.written_from, m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha,
-                l.above.beta, m.gap, l.above.gap, m.wake, m.large_from, m.beta_large, m.streamed,
-                m.small_below, m.alpha_small, l.above.exchange_alpha, m.call_wake,
-                m.receive_overhead, m.ring_exchange_beta, l.above.call_wake);
+  std::snprintf(
+      text, sizeof text,
+      "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
+      "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
+      "%.17g",
+      m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written, m.written_from,
+      m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha, l.above.beta, m.gap,
+      l.above.gap, m.wake, m.large_from, m.beta_large, m.streamed, m.small_below, m.alpha_small,
+      l.above.exchange_alpha, m.call_wake, m.receive_overhead, m.ring_exchange_beta,
+      l.above.call_wake, m.gamma_large_from, m.gamma_large);
   return text;
 }
 
@@ -531,13 +546,13 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   int used = 0;
   if (std::sscanf(text.c_str(),
                   "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg "
-                  "%lg %lg %lg %lg %lg %lg %lg%n",
+                  "%lg %lg %lg %lg %lg %lg %lg %lg %lg%n",
                   &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
                   &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
                   &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &m.wake, &m.large_from,
                   &m.beta_large, &m.streamed, &m.small_below, &m.alpha_small,
                   &l.above.exchange_alpha, &m.call_wake, &m.receive_overhead, &m.ring_exchange_beta,
-                  &l.above.call_wake, &used) != 26 ||
+                  &l.above.call_wake, &m.gamma_large_from, &m.gamma_large, &used) != 28 ||
       used <= 0)
     return 0;
   // The numbers end at the end of the line or at a space: "… 1.1x" is garbled, not 1.1.
@@ -546,7 +561,8 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   while (end < text.size() && text[end] == ' ') ++end;
   const double above_alpha = l.above.alpha, above_beta = l.above.beta, above_gap = l.above.gap,
                above_exchange = l.above.exchange_alpha, above_call = l.above.call_wake;
-  l.above = m;  // γ, o, o_r, δ, ω, χ, W, κ, β beyond the cache, α of small messages, the pull
+  l.above = m;  // γ (and beyond the cache), o, o_r, δ, ω, χ, W, κ, β beyond the cache, α of
+                // small messages, the pull
                 // threshold: the link's
   l.above.alpha = above_alpha;
   l.above.beta = above_beta;

@@ -32,6 +32,10 @@
 //                  "large_from", "beta_large" (optional, both or neither: β beyond the
 //                  cache, what a whole message of at least large_from bytes costs per byte
 //                  in place of beta, both > 0; absent: none),
+//                  "gamma_large_from", "gamma_large" (optional, both or neither: γ beyond
+//                  the cache, what a combine of a message of at least gamma_large_from
+//                  bytes costs per byte in place of the (sum, float64) gamma, both > 0;
+//                  absent: none),
 //                  "streamed" (optional: κ, what a broadcast's pipelined packet streamed
 //                  through rings costs as a multiple of alpha + beta m, > 0; absent: 1),
 //                  "small_below", "alpha_small" (optional, both or neither: α of small

@@ -1489,6 +1489,54 @@ TEST(Crossover, BetaBeyondTheCacheByTheShareOfBytes) {
   EXPECT_GE(std::ceil(4194304 / before.k), 524288);  // so the rule above was exercised
 }
 
+// γ beyond the cache in the selector (segment_k): recursive doubling's all-reduce at p = 2
+// combines its whole 1 MiB message at gamma_large, Rabenseifner's its 512 KiB below
+// gamma_large_from at γ; at p = 4 Rabenseifner's γ is mixed by the sim's share of its bytes in
+// messages that reach it; below it, and without it, γ as before. With the figures of a p = 2
+// sockets calibration (the forty-fifth session) the choice at 768 KiB turns from recursive
+// doubling to Rabenseifner, and at 256 KiB stays.
+TEST(Crossover, GammaBeyondTheCacheByTheShareOfBytes) {
+  const Algorithm* rd = find_algorithm(Collective::allreduce, "recursive_doubling");
+  const Algorithm* rab = find_algorithm(Collective::allreduce, "rabenseifner");
+  const Algorithm* pbt = find_algorithm(Collective::reduce, "pipelined_binary_tree");
+  for (const Algorithm* a : {rd, rab, pbt}) ASSERT_NE(a, nullptr);
+  CostModel m{1.26e-5, 1.48e-10, 3.6e-11, 8.8e-7};
+  m.exchange_alpha = 1.42;
+  m.exchange_beta = 1.55;
+  CostModel big = m;
+  big.gamma_large_from = 699008;
+  big.gamma_large = 1.28e-10;
+  ASSERT_TRUE(big.has_gamma_large());
+  EXPECT_EQ(segment_k(*rd, 1048576, 2, big, big, 0).m.gamma, 1.28e-10);
+  EXPECT_EQ(segment_k(*rab, 1048576, 2, big, big, 0).m.gamma, 3.6e-11);
+  EXPECT_EQ(segment_k(*rd, 524288, 2, big, big, 0).m.gamma, 3.6e-11);
+  EXPECT_EQ(segment_k(*rd, 1048576, 2, m, m, 0).m.gamma, 3.6e-11);
+  const double share = sim_break_shares(*rab, 4, 2097152, 699008, -1).beta;
+  EXPECT_GT(share, 0.3);
+  EXPECT_LT(share, 0.9);
+  EXPECT_NEAR(segment_k(*rab, 2097152, 4, big, big, 0).m.gamma,
+              3.6e-11 + share * (1.28e-10 - 3.6e-11), 1e-22);
+  // A pipeline's packets: at gamma_large where they reach gamma_large_from, else at γ (with
+  // this α, k = 6 at 4 MiB: packets of 699051 B; at 1 MiB smaller ones).
+  bool both[2] = {false, false};
+  for (const double n : {1048576.0, 4194304.0}) {
+    const PacketChoice pc = segment_k(*pbt, n, 4, big, big, 0);
+    const bool reach = std::ceil(n / pc.k) >= 699008;
+    both[reach ? 1 : 0] = true;
+    EXPECT_EQ(pc.m.gamma, reach ? 1.28e-10 : 3.6e-11) << "n = " << n << ", k = " << pc.k;
+  }
+  EXPECT_TRUE(both[0] && both[1]);
+  // The choice: recursive doubling at 768 KiB without it, Rabenseifner with it.
+  const auto fastest = [&](const CostModel& at, double n) {
+    const LinkModel link = LinkModel::uniform(at);
+    return algorithm_cost(*rd, n, 2, link) < algorithm_cost(*rab, n, 2, link) ? rd : rab;
+  };
+  EXPECT_EQ(fastest(m, 786432), rd);
+  EXPECT_EQ(fastest(big, 786432), rab);
+  EXPECT_EQ(fastest(big, 262144), rd);
+  EXPECT_EQ(fastest(m, 262144), rd);
+}
+
 // With pulls (pull_bytes) a pipeline's pulled packets at n >= large_from cost beta_large
 // however small against large_from (the receiver fills its whole buffer, as from a whole
 // message); ring packets keep β. And with ranks sharing CPUs (a placement) a broadcast costs
@@ -1989,6 +2037,8 @@ void expect_same_link(const LinkModel& got, const LinkModel& want) {
     EXPECT_EQ(g.wake, w.wake);
     EXPECT_EQ(g.large_from, w.large_from);
     EXPECT_EQ(g.beta_large, w.beta_large);
+    EXPECT_EQ(g.gamma_large_from, w.gamma_large_from);
+    EXPECT_EQ(g.gamma_large, w.gamma_large);
     EXPECT_EQ(g.streamed, w.streamed);
     EXPECT_EQ(g.small_below, w.small_below);
     EXPECT_EQ(g.alpha_small, w.alpha_small);
@@ -2010,6 +2060,8 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   m.wake = 2.25e-6;
   m.large_from = 524288;
   m.beta_large = 1.75e-10;
+  m.gamma_large_from = 699008;
+  m.gamma_large = 1.375e-10;
   m.streamed = 0.625;
   m.small_below = 256;
   m.alpha_small = 1.125e-6;
@@ -2281,6 +2333,18 @@ TEST(TuningFile, BetaBeyondTheCacheRoundTripsAndIsChecked) {
   EXPECT_EQ(model_for(f, "ofi/sockets", 1 << 20).beta_large, 1.5e-10);
   expect_key_pair_checked(f, "\"large_from\": 524288.0", "\"beta_large\": 1.5e-10",
                           &CostModel::has_large, "large_from and beta_large must both be given");
+}
+
+// γ beyond the cache likewise.
+TEST(TuningFile, GammaBeyondTheCacheRoundTripsAndIsChecked) {
+  TuningFile f = sample();
+  f.links[1].model.gamma_large_from = 699008;
+  f.links[1].model.gamma_large = 1.25e-10;
+  EXPECT_EQ(model_for(f, "ofi/sockets", 1 << 20).gamma_large, 1.25e-10);
+  EXPECT_EQ(model_for(f, "ofi/sockets").gamma_large_from, 699008);
+  expect_key_pair_checked(f, "\"gamma_large_from\": 699008.0", "\"gamma_large\": 1.25e-10",
+                          &CostModel::has_gamma_large,
+                          "gamma_large_from and gamma_large must both be given");
 }
 
 // α of small messages likewise, and only below the link's break.

@@ -625,10 +625,12 @@ struct GammaPoint {
 /// and δ (memcpy) last. With large_from > 0 also γ beyond the cache (CostModel::gamma_large),
 /// into gamma_large: the median time per byte of (sum, float64) into a third buffer
 /// (ReduceOp::combine_to, as the engine combines a received message with its own data) at
-/// large_from times 1, 1.5, 2 and 3; 0 where large_from is 0.
+/// large_from times 1, 1.5, 2 and 3; 0 where large_from is 0. The ranks of a core (turns) take
+/// turns on it, each with buffers of its own that evict the others' from its L2: the sum is
+/// timed on `turns` sets of three buffers in turn.
 std::vector<tuning::GammaEntry> measure_gamma(
     bool quick, ProgressLine& prog, std::vector<std::pair<std::string, tuning::Point>>& pts,
-    double large_from, double& gamma_large) {
+    double large_from, int turns, double& gamma_large) {
   const std::vector<GammaPoint> kernels = {{"sum", "float64", FC_SUM, FC_DOUBLE},
                                            {"sum", "float32", FC_SUM, FC_FLOAT},
                                            {"sum", "int32", FC_SUM, FC_INT32},
@@ -679,21 +681,27 @@ std::vector<tuning::GammaEntry> measure_gamma(
   if (large_from > 0) {
     const fabcoll::ReduceOp op(FC_SUM, FC_DOUBLE);
     const auto most = static_cast<std::size_t>(3 * large_from) + op.elem_size();
-    PageVector<char> left(most), right(most), into(most);
-    std::fill(left.begin(), left.end(), 0);
-    std::fill(right.begin(), right.end(), 0);
-    std::fill(into.begin(), into.end(), 0);
+    struct Buffers {
+      PageVector<char> left, right, into;
+    };
+    std::vector<Buffers> sets(static_cast<std::size_t>(std::max(1, turns)));
+    for (Buffers& b : sets) {
+      b.left.assign(most, 0);
+      b.right.assign(most, 0);
+      b.into.assign(most, 0);
+    }
     std::vector<double> per_byte;
     for (const double times : {1.0, 1.5, 2.0, 3.0}) {
       const std::size_t count =
           std::max<std::size_t>(1, static_cast<std::size_t>(times * large_from) / op.elem_size());
       const double n = static_cast<double>(count * op.elem_size());
       std::vector<double> ts;
-      for (int r = 0; r < (quick ? 5 : 11); ++r) {
-        const double t0 = now();
-        op.combine_to(left.data(), right.data(), into.data(), count);
-        ts.push_back(now() - t0);
-      }
+      for (int r = 0; r < (quick ? 5 : 11); ++r)
+        for (Buffers& b : sets) {
+          const double t0 = now();
+          op.combine_to(b.left.data(), b.right.data(), b.into.data(), count);
+          ts.push_back(now() - t0);
+        }
       pts.emplace_back("sum/float64/combine_to", tuning::Point{n, median(ts)});
       per_byte.push_back(median(ts) / n);
     }
@@ -1477,7 +1485,9 @@ int main(int argc, char** argv) {
     // 3: γ on rank 0 alone; the others sleep.
     if (rank == 0) {
       prog.phase("3/5 gamma");
-      file.gammas = measure_gamma(quick, prog, gamma_pts, gamma_large_bytes, fitted[15]);
+      file.gammas =
+          measure_gamma(quick, prog, gamma_pts, gamma_large_bytes,
+                        static_cast<int>(std::ceil(static_cast<double>(p) / cores)), fitted[15]);
       fitted[14] = fitted[15] > 0 ? gamma_large_bytes : 0;
       fitted[7] = file.gammas.front().gamma;
       fitted[9] = file.gammas.back().gamma;  // δ: the local copy (measure_gamma's last entry)

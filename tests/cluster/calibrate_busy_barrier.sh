@@ -24,9 +24,19 @@ trap 'rm -rf "$work"' EXIT
 cores=$(getconf _NPROCESSORS_ONLN)  # what calibrate counts as the machine's cores
 if ((cores <= 4)); then
   n=$((2 * cores))
-  FABCOLL_CALIBRATE_TEST_BARRIER_US=4000 "$RUN" -n $n --bind-to core -- "$CAL" --quick \
-    --no-validate -o "$work/t1.json" >"$work/out1" 2>"$work/err1" ||
-    fail "calibration with a slow barrier alone failed: $(cat "$work/out1" "$work/err1")"
+  # Where the barriers beside the batches are slow too (other tests' load: 2.9 ms in one
+  # scripts/test.sh run), calibrate rightly stops with its "too busy" error (as in 2. below);
+  # that is tried again, up to three launches, any other failure fails at once.
+  for try in 1 2 3; do
+    if FABCOLL_CALIBRATE_TEST_BARRIER_US=4000 "$RUN" -n $n --bind-to core -- "$CAL" --quick \
+      --no-validate -o "$work/t1.json" >"$work/out1" 2>"$work/err1"; then
+      break
+    fi
+    if ((try == 3)) || ! grep -q "the machine is too busy to time the collectives" "$work/err1"; then
+      fail "calibration with a slow barrier alone failed: $(cat "$work/out1" "$work/err1")"
+    fi
+    echo "calibrate_busy_barrier: launch $try found the machine too busy beside the batches too; again"
+  done
   # (4000 µs or more: under load the barrier itself can add as much again)
   grep -Eq "the barrier measured alone took ([4-9][0-9]{3}|[0-9]{5,}) us" "$work/err1" ||
     fail "no notice of the barrier set aside: $(cat "$work/err1")"

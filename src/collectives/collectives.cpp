@@ -140,7 +140,11 @@ SegmentChoice choose_segment(const Comm& comm, const Algorithm& alg, const CollA
       }
     }
   }
-  if (!link.has_break()) {
+  // Without a break and without the terms segment_k mixes in (β and γ beyond the cache, α of
+  // small messages), the model of the link as it is; with any of them, as the tables and the
+  // validation cost it (tuning::segment_k).
+  const CostModel& b = link.below;
+  if (!link.has_break() && !b.has_large() && !b.has_small() && !b.has_gamma_large()) {
     if (alg.optimal_k == nullptr) return {1, false, link.below};
     const double k = alg.costed_optimal_k(q);
     if (!(k >= 1)) return {1, false, link.below};

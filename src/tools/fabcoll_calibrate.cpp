@@ -1485,9 +1485,12 @@ int main(int argc, char** argv) {
     // 3: γ on rank 0 alone; the others sleep.
     if (rank == 0) {
       prog.phase("3/5 gamma");
-      file.gammas =
-          measure_gamma(quick, prog, gamma_pts, gamma_large_bytes,
-                        static_cast<int>(std::ceil(static_cast<double>(p) / cores)), fitted[15]);
+      file.gammas = measure_gamma(
+          quick, prog, gamma_pts, gamma_large_bytes,
+          cores > 0 ? static_cast<int>(std::ceil(static_cast<double>(p) / cores)) : 1, fitted[15]);
+      // Kept where it costs more than γ: a threshold whose buffers stay in cache measures γ
+      // again, and a γ beyond the cache below it would cost large combines less than small.
+      if (!(fitted[15] > fitted[7])) fitted[15] = 0;
       fitted[14] = fitted[15] > 0 ? gamma_large_bytes : 0;
       fitted[7] = file.gammas.front().gamma;
       fitted[9] = file.gammas.back().gamma;  // δ: the local copy (measure_gamma's last entry)
@@ -2586,10 +2589,11 @@ int main(int argc, char** argv) {
     if (lp.model.has_gamma_large())
       std::printf(
           "gamma beyond the cache = %.3g s/B (x%.2f gamma sum/float64): combines of "
-          "messages from %.0f B (a core's L2 over three buffers and its ranks; "
-          "gamma.csv, kind sum/float64/combine_to)\n",
+          "messages from %.0f B (%s; gamma.csv, kind sum/float64/combine_to)\n",
           lp.model.gamma_large, lp.model.gamma_large / file.gammas.front().gamma,
-          lp.model.gamma_large_from);
+          lp.model.gamma_large_from,
+          gamma_large_from >= 0 ? "--gamma-large-from"
+                                : "a core's L2 over three buffers and its ranks");
     for (Collective c : colls) {
       std::string t = tuning::format_table(tables[c]);
       if (t.size() > 400) t = t.substr(0, 400) + " …";
@@ -2895,7 +2899,9 @@ int main(int argc, char** argv) {
       if (lp.model.has_gamma_large())
         md << "\nγ beyond the cache: a combine of a message of at least "
            << fmt("%.0f", lp.model.gamma_large_from)
-           << " B (a core's L2 over three buffers and the ranks per core) costs "
+           << (gamma_large_from >= 0 ? " B (--gamma-large-from) costs "
+                                     : " B (a core's L2 over three buffers and the ranks per "
+                                       "core) costs ")
            << fmt("%.4f", lp.model.gamma_large * 1e9)
            << " ns/B: the median per byte of the sum of float64 into a third buffer, as the "
               "engine combines a received message with its own data, at 1, 1.5, 2 and 3 times "

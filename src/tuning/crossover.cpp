@@ -276,8 +276,11 @@ PacketChoice with_gamma_large(const Algorithm& alg, double n, int p, PacketChoic
     if (std::ceil(n / std::max(c.k, 1.0)) >= m.gamma_large_from) c.m.gamma = m.gamma_large;
     return c;
   }
-  const double share = std::clamp(share_from(alg, n, p, m, m.gamma_large_from, true), 0.0, 1.0);
-  c.m.gamma = m.gamma + share * (m.gamma_large - m.gamma);
+  const double share = share_from(alg, n, p, m, m.gamma_large_from, true);
+  if (share >= 1)
+    c.m.gamma = m.gamma_large;
+  else if (share > 0)
+    c.m.gamma = m.gamma + share * (m.gamma_large - m.gamma);
   return c;
 }
 

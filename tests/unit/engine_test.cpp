@@ -164,6 +164,30 @@ TEST(Selector, PicksTheLeastPredictedCostAmongEligible) {
 // under the texts' o = α. With more ranks than cores (α 2.6 us, χα 3.1/2.6, o 0.2 us) also
 // the linear barrier at p = 4 and 8, whose root's extra sends cost only o and whose hops are
 // not exchanges, where quiet keeps dissemination.
+// γ beyond the cache reaches the run-time selector on a link without a break (the tables and
+// the validation cost it through tuning::segment_k; the engine's link without a break had taken
+// the model as it was): p = 2 at 768 KiB, with a p = 2 sockets calibration's figures (the
+// forty-fifth session), recursive doubling without it, not with it, and its predicted time
+// raised by the combine's extra.
+TEST(Selector, GammaBeyondTheCacheWithoutABreak) {
+  CostModel m{1.26e-5, 1.48e-10, 3.6e-11, 8.8e-7};
+  m.exchange_alpha = 1.42;
+  m.exchange_beta = 1.55;
+  CostModel big = m;
+  big.gamma_large_from = 699008;
+  big.gamma_large = 1.28e-10;
+  std::vector<double> buf(1);
+  const CollArgs a = allreduce_args(buf.data(), 98304);  // 768 KiB
+  sim::World plain(2, m), cached(2, big);
+  ASSERT_FALSE(cached.comm(0).link().has_break());
+  EXPECT_EQ(select_algorithm(plain.comm(0), a).name, "recursive_doubling");
+  EXPECT_NE(select_algorithm(cached.comm(0), a).name, "recursive_doubling");
+  const Algorithm* rd = find_algorithm(Collective::allreduce, "recursive_doubling");
+  ASSERT_NE(rd, nullptr);
+  EXPECT_NEAR(predicted_cost(cached.comm(0), *rd, a) - predicted_cost(plain.comm(0), *rd, a),
+              786432 * (1.28e-10 - 3.6e-11), 1e-9);
+}
+
 TEST(Selector, BuiltInOversubscribedModelPrefersFewerHops) {
   auto pick = [](int p, const CostModel& m, Collective c, std::size_t n) {
     sim::World world(p, m);

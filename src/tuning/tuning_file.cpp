@@ -237,7 +237,7 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
         error = "link " + p.link_class + ": wake must be a number >= 0";
         return std::nullopt;
       }
-      // β beyond the cache (optional, absent where not fitted): both keys or neither.
+      // The number > 0 at key, into out (false: absent, not a number, or not > 0).
       const auto positive = [&](const char* key, double& out) {
         const auto it = l.find(key);
         if (it == l.end() || !it->is_number() || !(it->get<double>() > 0) ||
@@ -246,32 +246,25 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
         out = it->get<double>();
         return true;
       };
-      if (l.contains("large_from") || l.contains("beta_large")) {
-        if (!positive("large_from", p.model.large_from) ||
-            !positive("beta_large", p.model.beta_large)) {
-          error = "link " + p.link_class +
-                  ": large_from and beta_large must both be given, as numbers > 0";
-          return std::nullopt;
-        }
-      }
+      // A pair of optional keys that go together: both or neither, each a number > 0.
+      const auto pair = [&](const char* first, double& a, const char* second, double& b) {
+        if (!l.contains(first) && !l.contains(second)) return true;
+        if (positive(first, a) && positive(second, b)) return true;
+        error = "link " + p.link_class + ": " + first + " and " + second +
+                " must both be given, as numbers > 0";
+        return false;
+      };
+      // β beyond the cache (optional, absent where not fitted): both keys or neither.
+      if (!pair("large_from", p.model.large_from, "beta_large", p.model.beta_large))
+        return std::nullopt;
       // γ beyond the cache (optional, absent where not measured): both keys or neither.
-      if (l.contains("gamma_large_from") || l.contains("gamma_large")) {
-        if (!positive("gamma_large_from", p.model.gamma_large_from) ||
-            !positive("gamma_large", p.model.gamma_large)) {
-          error = "link " + p.link_class +
-                  ": gamma_large_from and gamma_large must both be given, as numbers > 0";
-          return std::nullopt;
-        }
-      }
+      if (!pair("gamma_large_from", p.model.gamma_large_from, "gamma_large", p.model.gamma_large))
+        return std::nullopt;
       // α of small messages (optional, absent where not fitted): both keys or neither, below
       // the break.
-      if (l.contains("small_below") || l.contains("alpha_small")) {
-        if (!positive("small_below", p.model.small_below) ||
-            !positive("alpha_small", p.model.alpha_small)) {
-          error = "link " + p.link_class +
-                  ": small_below and alpha_small must both be given, as numbers > 0";
-          return std::nullopt;
-        }
+      if (!pair("small_below", p.model.small_below, "alpha_small", p.model.alpha_small))
+        return std::nullopt;
+      if (p.model.has_small()) {
         if (p.break_bytes > 0 && p.model.small_below >= p.break_bytes) {
           error = "link " + p.link_class + ": small_below must lie below break_bytes";
           return std::nullopt;

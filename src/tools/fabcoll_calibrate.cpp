@@ -1336,9 +1336,15 @@ int main(int argc, char** argv) {
   // γ beyond the cache (CostModel::gamma_large_from), over the fabric: a received message lands
   // whole and is combined with the rank's own data into its result, three buffers of n, which
   // the ranks of a core share its L2 for (--gamma-large-from sets it; rank 0's, so that all
-  // cost alike). Not inside a node, where shm folds a message in a ring slot at a time.
+  // cost alike). Inside a node too where every rank has a core (layout 0): from shm's
+  // single-copy threshold a message is read into the result in pieces of up to 1 MiB
+  // (kFoldChunk) and folded there with the rank's own data, three streams of n as well (p = 2
+  // shm, eight launches of the forty-fourth and forty-fifth sessions: recursive doubling's
+  // all-reduce at 1 MiB took 1.23–1.69 times its prediction, Rabenseifner's 0.91–1.26, and
+  // Rabenseifner was the faster in all eight). Not where ranks share cores inside a node: there
+  // β beyond the cache is fitted to the timed collectives (large_bytes above), combines and all.
   double gamma_large_bytes = 0;
-  if (link.starts_with("ofi")) {
+  if (link.starts_with("ofi") || (link == "shm" && layout == 0)) {
     gamma_large_bytes =
         gamma_large_from >= 0
             ? gamma_large_from

@@ -135,8 +135,13 @@ struct CostModel {
   /// of them. An algorithm's γ is mixed by the share of its critical path's bytes in messages of
   /// at least gamma_large_from (the sim's, as for β beyond the cache), a pipelined one's by its
   /// packet. Measured by fabcoll-calibrate over the fabric from gamma_large_from = the L2 size
-  /// over three buffers and the ranks per core; not set inside a node, where shm folds a
-  /// message in as it arrives, a ring slot at a time.
+  /// over three buffers and the ranks per core, and inside a node where every rank has a core
+  /// (shm reads a message from its single-copy threshold into the result in pieces of up to
+  /// 1 MiB and folds each there: p = 2 shm, recursive doubling's all-reduce at 1 MiB took
+  /// 1.23–1.69 times its prediction in eight launches of the forty-fourth and forty-fifth
+  /// sessions, Rabenseifner's 0.91–1.26, and Rabenseifner was the faster in all eight); not
+  /// where ranks share cores inside a node, where β beyond the cache is fitted to the timed
+  /// collectives.
   double gamma_large_from = 0;
   double gamma_large = 0;
   /// κ: a broadcast's pipelined packets (k ≥ 2) streamed through rings (below pull_bytes, where

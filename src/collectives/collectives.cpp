@@ -140,16 +140,10 @@ SegmentChoice choose_segment(const Comm& comm, const Algorithm& alg, const CollA
       }
     }
   }
-  // Without a break and without the terms segment_k mixes in (β and γ beyond the cache, α of
-  // small messages), the model of the link as it is; with any of them, as the tables and the
-  // validation cost it (tuning::segment_k).
-  const CostModel& b = link.below;
-  if (!link.has_break() && !b.has_large() && !b.has_small() && !b.has_gamma_large()) {
-    if (alg.optimal_k == nullptr) return {1, false, link.below};
-    const double k = alg.costed_optimal_k(q);
-    if (!(k >= 1)) return {1, false, link.below};
-    return {std::min(max_k, static_cast<std::size_t>(std::llround(k))), false, link.below};
-  }
+  // As the tables and the validation cost it, with or without a break: segment_k mixes in β
+  // and γ beyond the cache and α of small messages (a link without a break had taken the model
+  // as it was, and ran another choice than calibrate reported wherever one was set). Without a
+  // break or any of those it is the link's model at selector_k's packet count.
   const tuning::PacketChoice pc =
       tuning::segment_k(alg, q.n, q.p, link.below, link.above, link.break_bytes);
   if (alg.optimal_k == nullptr) return {1, pc.above, pc.m, pc.alpha_share};

@@ -1494,11 +1494,11 @@ int main(int argc, char** argv) {
       file.gammas = measure_gamma(
           quick, prog, gamma_pts, gamma_large_bytes,
           cores > 0 ? static_cast<int>(std::ceil(static_cast<double>(p) / cores)) : 1, fitted[15]);
+      fitted[7] = file.gammas.front().gamma;
       // Kept where it costs more than γ: a threshold whose buffers stay in cache measures γ
       // again, and a γ beyond the cache below it would cost large combines less than small.
       if (!(fitted[15] > fitted[7])) fitted[15] = 0;
       fitted[14] = fitted[15] > 0 ? gamma_large_bytes : 0;
-      fitted[7] = file.gammas.front().gamma;
       fitted[9] = file.gammas.back().gamma;  // δ: the local copy (measure_gamma's last entry)
       check(fc_barrier(world), "barrier");
     } else {

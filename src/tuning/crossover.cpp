@@ -14,11 +14,6 @@ namespace {
 
 bool is_pow2(int p) { return p > 0 && (p & (p - 1)) == 0; }
 
-bool is_reduction(Collective c) {
-  return c == Collective::reduce || c == Collective::allreduce || c == Collective::scan ||
-         c == Collective::exscan || c == Collective::reduce_scatter_block;
-}
-
 CostQuery query(double n, int p, const CostModel& m) {
   CostQuery q;
   q.n = n;
@@ -415,7 +410,7 @@ bool linear_cost_terms(const Algorithm& alg, double n, int p, const CostModel& a
 }
 
 bool eligible(const Algorithm& alg, int p, bool commutative) {
-  if (is_reduction(alg.coll) && alg.needs_commutative && !commutative) return false;
+  if (fabcoll::combines(alg.coll) && alg.needs_commutative && !commutative) return false;
   if (alg.needs_power_of_two && !is_pow2(p)) return false;
   return true;
 }

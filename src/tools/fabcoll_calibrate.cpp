@@ -1743,11 +1743,8 @@ int main(int argc, char** argv) {
           auto& pts = plan.pts;
           auto& point_above = plan.point_above;
           auto& point_above_bytes = plan.point_above_bytes;
-          // Nor one costed as the calls it makes (Algorithm::parts: reduce + bcast): those
-          // calls are timed here, each as itself.
           for (const Algorithm* alg : fabcoll::all_algorithms()) {
-            if (alg->coll != c || alg->optimal_k != nullptr || !alg->parts.empty() ||
-                !tuning::eligible(*alg, p, true))
+            if (alg->coll != c || alg->optimal_k != nullptr || !tuning::eligible(*alg, p, true))
               continue;
             double ua = 0, ub = 0, uc = 0;
             // Costed as the run goes: from shm's single-copy threshold the receivers pull (the

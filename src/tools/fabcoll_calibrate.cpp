@@ -106,6 +106,11 @@ void check(int rc, const char* what) {
   if (rc != FC_SUCCESS) die(what, rc);
 }
 
+/// The largest --gamma-large-from: measure_gamma times three buffers of up to three times it for
+/// each rank of a core (1e12 threw std::bad_alloc out of main). A core's L2 over three buffers
+/// is far below it on every machine we know.
+constexpr double kGammaLargeFromMax = 16.0 * (1 << 20);
+
 /// An error of calibrate's own (not the engine's): the message, exit status 1.
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "fabcoll-calibrate: error: %s\n", what.c_str());
@@ -1141,7 +1146,7 @@ std::string during_range(const std::vector<double>& probes) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int calibrate(int argc, char** argv) {
   CLI::App app{
       "fabcoll-calibrate: measure alpha, beta (per link class) and gamma (per reduction kernel),\n"
       "fit the cost model, compute packet-count rules and crossover tables, validate them by\n"
@@ -1186,8 +1191,9 @@ int main(int argc, char** argv) {
                  "over the fabric, combines of messages from this many bytes get a gamma of their "
                  "own, measured on the three-buffer kernel the engine combines received data "
                  "with (gamma beyond the cache); default: the L2 cache size (hwloc) over three "
-                 "buffers and the ranks per core; 0: none")
-      ->check(CLI::NonNegativeNumber);
+                 "buffers and the ranks per core; at most 16 MiB (rank 0 times three buffers of "
+                 "up to three times it for each rank of a core); 0: none")
+      ->check(CLI::Range(0.0, kGammaLargeFromMax));
   double small_below = -1;
   app.add_option("--small-below", small_below,
                  "with more ranks than cores over the fabric, messages of fewer bytes get an "
@@ -3004,4 +3010,14 @@ int main(int argc, char** argv) {
   check(fc_barrier(world), "barrier");
   fc_finalize(ctx);
   return rc;
+}
+
+int main(int argc, char** argv) {
+  // Memory the machine does not have (a size or option too large for it) is an error of its
+  // own, not an abort with a backtrace.
+  try {
+    return calibrate(argc, argv);
+  } catch (const std::bad_alloc&) {
+    fail("out of memory (a size or an option too large for this machine?)");
+  }
 }

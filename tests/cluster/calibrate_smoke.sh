@@ -10,6 +10,12 @@ run=$1 cal=$2 info=$3 p=$4
 shift 4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# --gamma-large-from beyond its 16 MiB: an error naming the option, before any rank starts (1e12
+# threw std::bad_alloc out of main).
+if "$cal" --gamma-large-from 1e12 >"$work/big" 2>&1; then
+  echo "--gamma-large-from 1e12 was accepted"; cat "$work/big"; exit 1
+fi
+grep -q -- "--gamma-large-from" "$work/big" || { echo "no error naming --gamma-large-from"; cat "$work/big"; exit 1; }
 FABCOLL_CALIBRATE_TEST_DISTURB=1 "$run" -n "$p" "$@" -- "$cal" --quick --retries 1 \
   -o "$work/tuning.json" --report "$work/report" >"$work/out" 2>"$work/err" || {
   cat "$work/out" "$work/err"; exit 1; }

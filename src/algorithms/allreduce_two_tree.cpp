@@ -287,6 +287,11 @@ const Algorithm kAllreduceTwoTree{
     .test = "two_tree_allreduce_test.CostIsTheSimsSteps",
     .written_share = written_share,
     .exchange_share = exchange_share,
+    // Its broadcast's receivers idle through the reduce: K again (Algorithm::calls). p = 4
+    // sockets on 2 cores, with reduce + bcast costed as its two calls (K twice), a --quick
+    // launch chose it at 512 B, predicted 63 µs, measured 93 (recursive doubling 64/63); the
+    // forty-fifth session's launches validated it 15-21% under its time at 2-18 KiB.
+    .calls = 2,
 };
 
 }  // namespace fabcoll::algorithms

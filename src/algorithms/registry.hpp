@@ -148,6 +148,19 @@ struct Algorithm {
   /// (CostModel::streamed) is then charged at the stream's exchange share: its first packet
   /// moves in the schedule's steps, each a receive and a send at once, not ahead of the stream.
   bool paced = false;
+  /// The collective calls it makes, one after the other, where it is one collective run and
+  /// then another (reduce + bcast: the binomial reduce, then the binomial broadcast); empty
+  /// otherwise. predict costs it as those calls, each as its own (its own written and exchange
+  /// shares, W only where that call fans in, and a call's first wake-up K for each): the
+  /// broadcast's receivers idle through the reduce and wait for its first message as a
+  /// broadcast's do. fabcoll-calibrate does not fit it to its own timed runs (its calls are
+  /// timed there, each as itself).
+  std::span<const Algorithm* const> parts = {};
+  /// How many calls' first wake-ups (CostModel::call_wake) predict charges it where it has no
+  /// parts: its phases whose receivers idle until the phase's first message reaches them. The
+  /// two-tree all-reduce's broadcast, after its reduce, as reduce + bcast's (its reduce is not
+  /// an algorithm of its own to cost apart).
+  int calls = 1;
 
   /// q.m as this algorithm is costed: β raised to β(1 + f(ω − 1)) for the written share f of
   /// its bytes (CostModel::written = ω; placed_written_share), then β to xβ + (1 − x)δ for the
@@ -178,8 +191,15 @@ struct Algorithm {
   [[nodiscard]] double mean_message(const CostQuery& q) const;
   /// cost(q) under costed(q), plus a call's first wake-up (CostModel::call_wake) for the share
   /// of its path not in exchanges: what the selector, the tables and the validation predict.
+  /// With parts: the sum of theirs at q. K once per call (calls).
   [[nodiscard]] double predict(CostQuery q) const {
-    const double first = q.m.call_wake > 0 ? q.m.call_wake * (1 - clamped_exchange_share(q)) : 0;
+    if (!parts.empty()) {
+      double t = 0;
+      for (const Algorithm* part : parts) t += part->predict(q);
+      return t;
+    }
+    const double first =
+        q.m.call_wake > 0 ? calls * q.m.call_wake * (1 - clamped_exchange_share(q)) : 0;
     q.m = costed(q);
     return cost(q) + first;
   }

@@ -855,12 +855,9 @@ constexpr int kTrainingPasses = 3;
 /// in two candidates' turns of one --quick run.)
 int batch_calls(double bytes) { return std::clamp(static_cast<int>(8e6 / (bytes + 16384)), 4, 64); }
 
-/// From this many bytes per rank, over the fabric, the training and the validation time each
-/// call on its own between barriers (time_candidates says why).
-constexpr double kApartBytes = 65536;
-
-/// Whether time_candidates times calls of `bytes` per rank apart (else back to back).
-bool timed_apart(double bytes) { return bytes >= kApartBytes && link_class().starts_with("ofi"); }
+/// Whether time_candidates times each call on its own between barriers (else back to back):
+/// over the fabric, at every size (time_candidates says why).
+bool timed_apart() { return link_class().starts_with("ofi"); }
 
 /// The barrier's time taken off each batch of calls timed back to back (time_candidates).
 /// `before` is measured alone, once per attempt after the ping-pong; each time_candidates call
@@ -928,8 +925,8 @@ std::pair<double, double> test_barrier_extra() {
 /// first round took on the slowest rank (every rank takes the same count), but never below
 /// min_reps (kMinRounds unless the caller splits its rounds into passes).
 ///
-/// Over the fabric from kApartBytes (64 KiB) on, the calls of a batch are timed apart, as the
-/// OSU benchmarks and fabcoll-bench time them: a barrier before each call, each rank's time
+/// Over the fabric the calls of a batch are timed apart, at every size, as the OSU benchmarks
+/// and fabcoll-bench time them: a barrier before each call, each rank's time
 /// from leaving it to the call's return, the slowest rank's time per call, and a round's sample
 /// the mean over its batch. Back to back, a provider that buffers sends (sockets: a send is
 /// done once the kernel has the bytes) lets one call's transfers run into the next call's, by
@@ -944,9 +941,14 @@ std::pair<double, double> test_barrier_extra() {
 /// p = 4 shm launches met the regret target in 1 (the ring all-reduce chosen at 64 KiB,
 /// 11.6–14.4%; the naive broadcast at 235 KiB, 12.8%), back to back 4 of 4 the same day.
 /// Below 64 KiB a call is short against the barrier (sockets, p = 4 on 2 cores: 120–160 µs),
-/// whose jitter the batches were made to outlast (the first paragraph); timed apart at every
-/// size, one launch each gave 16.4/11.3% (p = 4 sockets) and 14.7/2.1% (p = 4 shm), not tried
-/// further.
+/// whose jitter the batches were made to outlast (the first paragraph), and until the
+/// forty-sixth session calls were timed back to back there (one launch timed apart at every
+/// size had given 16.4/11.3% at p = 4 sockets). But back to back a tree's calls ran into each
+/// other there too: at p = 4 sockets reduce + bcast took up to 22% less than recursive
+/// doubling at 256 B back to back, where `fabcoll-bench` (a barrier after each call) had it
+/// 6–25% slower, and costed as the two calls it makes it was chosen against the back-to-back
+/// times in 6 of 11 launches. Timed apart at every size with that costing, p = 4 sockets met
+/// both targets in 7 of 7 launches (docs/calibration.md, "Forty-sixth session").
 std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm& comm, int p,
                                     const std::vector<const Algorithm*>& cands,
                                     const std::vector<double>& packets,
@@ -981,7 +983,7 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
   }
   std::vector<std::vector<double>> ts(cands.size(),
                                       std::vector<double>(static_cast<std::size_t>(reps)));
-  const bool apart = timed_apart(static_cast<double>(bytes));
+  const bool apart = timed_apart();
   std::vector<std::vector<double>> per_call(
       cands.size(), std::vector<double>(apart ? static_cast<std::size_t>(reps * batch) : 0));
   const int asked = reps;
@@ -1749,8 +1751,11 @@ int calibrate(int argc, char** argv) {
           auto& pts = plan.pts;
           auto& point_above = plan.point_above;
           auto& point_above_bytes = plan.point_above_bytes;
+          // Nor one costed as the calls it makes (Algorithm::parts: reduce + bcast): those
+          // calls are timed here, each as itself.
           for (const Algorithm* alg : fabcoll::all_algorithms()) {
-            if (alg->coll != c || alg->optimal_k != nullptr || !tuning::eligible(*alg, p, true))
+            if (alg->coll != c || alg->optimal_k != nullptr || !alg->parts.empty() ||
+                !tuning::eligible(*alg, p, true))
               continue;
             double ua = 0, ub = 0, uc = 0;
             // Costed as the run goes: from shm's single-copy threshold the receivers pull (the
@@ -2510,7 +2515,7 @@ int calibrate(int argc, char** argv) {
                       {"chosen", me.chosen},
                       {"fastest", me.fastest},
                       {"same_messages_as", me.same_messages_as},
-                      {"timed", timed_apart(me.n) ? "apart" : "batch"},
+                      {"timed", timed_apart() ? "apart" : "batch"},
                       {"probe", me.probe}});
     v["runs"] = rows;
     file.validation_json = v.dump();
@@ -2611,16 +2616,21 @@ int calibrate(int argc, char** argv) {
       if (t.size() > 400) t = t.substr(0, 400) + " …";
       std::printf("crossovers %s: %s\n", fabcoll::collective_name(c), t.c_str());
     }
-    std::printf("barrier (taken off each batch of calls back to back): %.2f us measured alone",
-                barrier.before * 1e6);
-    if (barrier.calls > 0)
+    if (timed_apart()) {
       std::printf(
-          "; %.2f-%.2f us beside the batches (taken off in place of the one alone, where lower: in "
-          "%d of %d calls)",
-          barrier.during_low * 1e6, barrier.during_high * 1e6, barrier.lowered, barrier.calls);
-    std::printf("%s\n", timed_apart(kApartBytes)
-                            ? "; from 64 KiB each call timed apart, between barriers"
-                            : "");
+          "barrier: %.2f us measured alone (each call timed apart, between barriers: "
+          "none taken off)\n",
+          barrier.before * 1e6);
+    } else {
+      std::printf("barrier (taken off each batch of calls back to back): %.2f us measured alone",
+                  barrier.before * 1e6);
+      if (barrier.calls > 0)
+        std::printf(
+            "; %.2f-%.2f us beside the batches (taken off in place of the one alone, "
+            "where lower: in %d of %d calls)",
+            barrier.during_low * 1e6, barrier.during_high * 1e6, barrier.lowered, barrier.calls);
+      std::printf("\n");
+    }
     // A barrier measured alone far above the lowest beside the batches (twice, and 100 µs
     // more): the machine was busy then (BarrierTime). Not against the highest: under load
     // one call's rounds can be slow too (ctest -j2: no notice where the one alone took 4 ms).
@@ -2788,8 +2798,7 @@ int calibrate(int argc, char** argv) {
         for (const auto& me : results)
           csv << me.coll << ',' << me.alg << ',' << me.n << ',' << me.predicted << ','
               << me.measured << ',' << int(me.chosen) << ',' << int(me.fastest) << ',' << me.probe
-              << ',' << me.same_messages_as << ',' << (timed_apart(me.n) ? "apart" : "batch")
-              << '\n';
+              << ',' << me.same_messages_as << ',' << (timed_apart() ? "apart" : "batch") << '\n';
       }
       std::string fanout_text;
       if (!fanout_runs.empty()) {
@@ -2925,10 +2934,9 @@ int calibrate(int argc, char** argv) {
            << "\n";
       md << "\n## Validation\n\nEach measured time is the median over rounds of the slowest "
          << "rank's time per call: "
-         << (timed_apart(kApartBytes)
-                 ? "below 64 KiB calls back to back in a batch between two barriers, from 64 KiB "
-                   "each call between barriers of its own (validation.csv, column timed). "
-                 : "calls back to back in a batch between two barriers. ")
+         << (timed_apart() ? "each call between barriers of its own (validation.csv, column "
+                             "timed). "
+                           : "calls back to back in a batch between two barriers. ")
          << "Median |predicted − measured| / measured: **" << fmt("%.1f", 100 * med_err)
          << "%**; maximum selection regret (time of the chosen "
          << "algorithm / fastest measured − 1): **" << fmt("%.1f", 100 * max_regret) << "%** "

@@ -200,6 +200,22 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     // As Algorithm::costed charges it: ω not below written_from (the share shown is 0 there).
     const bool charged = !(q.m.written_from > 0 && a->mean_message(q) < q.m.written_from);
     if (!charged) q.m.written = 1;
+    if (!a->parts.empty()) {
+      // Costed as the calls it makes (Algorithm::parts), each with its own shares and factors.
+      std::string calls = "costed as its calls:";
+      for (std::size_t i = 0; i < a->parts.size(); ++i) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%s %s %s %.3f", i == 0 ? "" : " +",
+                      fabcoll::collective_name(a->parts[i]->coll), text(a->parts[i]->name).c_str(),
+                      a->parts[i]->predict(q) * 1e6);
+        calls += buf;
+      }
+      note += (note.empty() ? "" : "; ") + calls;
+      std::printf("%-24s %14.3f %10zu %8s %8s %8s  %s\n", text(a->name).c_str(),
+                  fabcoll::predicted_cost(comm, *a, args) * 1e6, sc.packets,
+                  segment_text(sc).c_str(), "-", "-", note.c_str());
+      continue;
+    }
     if (const double d = a->core_mate_factor(q); d != 1) {
       char buf[48];
       std::snprintf(buf, sizeof buf, "core-mates x%.2f", d);

@@ -347,12 +347,14 @@ TEST(Fit, CostPointsRecoverAlphaBeta) {
 // time from the costed model, as the selector predicts it) give back ω, α and β; the same times
 // with ω = 1 give ω = 1.
 // Exact cost points at p = 4 of every non-pipelined algorithm of `colls` under `truth`: the
-// terms of linear_cost_terms, the time truth predicts, the written and exchange shares.
+// terms of linear_cost_terms, the time truth predicts, the written and exchange shares. As
+// fabcoll-calibrate's training, without the algorithms costed as the calls they make
+// (Algorithm::parts).
 std::vector<CostPoint> cost_points(const CostModel& truth,
                                    std::initializer_list<Collective> colls) {
   std::vector<CostPoint> pts;
   for (const Algorithm* alg : all_algorithms()) {
-    if (alg->optimal_k != nullptr || !eligible(*alg, 4, true)) continue;
+    if (alg->optimal_k != nullptr || !alg->parts.empty() || !eligible(*alg, 4, true)) continue;
     if (std::find(colls.begin(), colls.end(), alg->coll) == colls.end()) continue;
     for (double n : {64.0, 2048.0, 32768.0, 393216.0}) {
       double a = 0, b = 0, c = 0;
@@ -2442,13 +2444,81 @@ TEST(TuningFile, ExchangesAboveTheBreakAndACallsFirstWakeUpRoundTrip) {
   }
 }
 
+// Reduce + bcast is costed as the two calls it makes (Algorithm::parts): the binomial reduce's
+// prediction plus the binomial broadcast's, each with its own K, W, written and exchange shares,
+// so a call's first wake-up K twice. Under the texts' model (no K, W, ω or χ) that is LAWN 29's
+// Version 1 at p = 2^d, 2d(α + βn) + dγn, its own formula.
+TEST(Crossover, ReduceBcastIsCostedAsItsTwoCalls) {
+  const Algorithm* rb = find_algorithm(Collective::allreduce, "reduce_bcast");
+  const Algorithm* reduce = find_algorithm(Collective::reduce, "binomial");
+  const Algorithm* bcast = find_algorithm(Collective::bcast, "binomial");
+  for (const Algorithm* a : {rb, reduce, bcast}) ASSERT_NE(a, nullptr);
+  ASSERT_EQ(rb->parts.size(), 2u);
+  EXPECT_EQ(rb->parts[0], reduce);
+  EXPECT_EQ(rb->parts[1], bcast);
+  CostModel m{7.4e-6, 2.7e-10, 4.9e-11};
+  m.call_wake = 2.4e-5;
+  m.wake = 3.8e-6;
+  m.exchange_alpha = 5.5;
+  m.exchange_beta = 3.1;
+  m.written = 1.5;
+  for (const int p : {2, 4, 5, 8})
+    for (const double n : {256.0, 18424.0, 393216.0}) {
+      CostQuery q;
+      q.n = n;
+      q.p = p;
+      q.m = m;
+      const double sum = reduce->predict(q) + bcast->predict(q);
+      EXPECT_NEAR(rb->predict(q), sum, 1e-12 * sum) << p << " " << n;
+      EXPECT_NEAR(algorithm_cost(*rb, n, p, m),
+                  algorithm_cost(*reduce, n, p, m) + algorithm_cost(*bcast, n, p, m), 1e-12 * sum);
+    }
+  CostModel once = m;
+  once.call_wake = 0;
+  EXPECT_NEAR(algorithm_cost(*rb, 2048, 4, m) - algorithm_cost(*rb, 2048, 4, once), 2 * m.call_wake,
+              1e-12);
+  // The two-tree all-reduce, a reduce and then a broadcast in one algorithm: K twice too
+  // (Algorithm::calls), on the share of its path not in exchanges; recursive doubling once.
+  const Algorithm* tt = find_algorithm(Collective::allreduce, "two_tree");
+  const Algorithm* rd = find_algorithm(Collective::allreduce, "recursive_doubling");
+  ASSERT_NE(tt, nullptr);
+  ASSERT_NE(rd, nullptr);
+  EXPECT_EQ(tt->calls, 2);
+  EXPECT_EQ(rd->calls, 1);
+  for (const double k : {1.0, 4.0}) {
+    CostQuery q;
+    q.n = 65536;
+    q.p = 4;
+    q.k = k;
+    q.m = m;
+    CostQuery q0 = q;
+    q0.m = once;
+    EXPECT_NEAR(tt->predict(q) - tt->predict(q0),
+                2 * m.call_wake * (1 - tt->clamped_exchange_share(q)), 1e-12)
+        << k;
+    EXPECT_NEAR(rd->predict(q) - rd->predict(q0), 0, 1e-12);  // all exchanges
+  }
+  const CostModel texts{7.4e-6, 2.7e-10, 4.9e-11};
+  for (const int p : {2, 4, 8})
+    for (const double n : {1.0, 2048.0, 1e6}) {
+      CostQuery q;
+      q.n = n;
+      q.p = p;
+      q.m = texts;
+      const double d = std::log2(p);
+      const double lawn = 2 * d * (texts.alpha + texts.beta * n) + d * texts.gamma * n;
+      EXPECT_NEAR(rb->predict(q), lawn, 1e-12 * lawn) << p << " " << n;
+      EXPECT_NEAR(rb->cost(q), lawn, 1e-12 * lawn) << p << " " << n;
+    }
+}
+
 // W is charged to the one-way rounds of the fan-in collectives' whole-message algorithms only:
-// reduce + bcast's rounds (a from linear_cost_terms) each add W, the binomial reduce's and
-// barrier's too, recursive doubling's (all exchanges) none, nor the broadcast's nor the
-// pipelined two-tree all-reduce's. At p = 4 with this machine's p = 4 shm fit (α 2.9 µs, χ 1.9,
-// W 2.2 µs) it moves the barrier choice away from the binomial tree's one-way rounds, as measured
-// there: fabcoll-bench barrier, binomial 22.1–24.4 µs against the dissemination
-// barrier's 12.4–14.1.
+// the binomial reduce's rounds (a from linear_cost_terms) each add W, and so do reduce +
+// bcast's reduce rounds (not its broadcast's) and the barrier's, recursive doubling's (all
+// exchanges) none, nor the broadcast's nor the pipelined two-tree all-reduce's. At p = 4 with this
+// machine's p = 4 shm fit (α 2.9 µs, χ 1.9, W 2.2 µs) it moves the barrier choice away from the
+// binomial tree's one-way rounds, as measured there: fabcoll-bench barrier, binomial 22.1–24.4 µs
+// against the dissemination barrier's 12.4–14.1.
 TEST(Crossover, WakeUpChargesOneWayRoundsOfFanInCollectives) {
   CostModel m{2.9e-6, 9.5e-11, 2.6e-11, 1.1e-7};
   m.exchange_alpha = m.exchange_beta = 1.9;
@@ -2462,16 +2532,15 @@ TEST(Crossover, WakeUpChargesOneWayRoundsOfFanInCollectives) {
   };
   for (const double n : {256.0, 16384.0}) {
     double a = 0, b = 0, c = 0;
-    ASSERT_TRUE(linear_cost_terms(*find_algorithm(Collective::allreduce, "reduce_bcast"), n, 4, m,
-                                  a, b, c));
-    EXPECT_GE(a, 4);
-    EXPECT_NEAR(extra(Collective::allreduce, "reduce_bcast", n), a * w.wake, 1e-12) << n;
     EXPECT_NEAR(extra(Collective::allreduce, "recursive_doubling", n), 0, 1e-12) << n;
     EXPECT_NEAR(extra(Collective::bcast, "binomial", n), 0, 1e-12) << n;
     EXPECT_NEAR(extra(Collective::scatter, "binomial", n), 0, 1e-12) << n;
     ASSERT_TRUE(
         linear_cost_terms(*find_algorithm(Collective::reduce, "binomial"), n, 4, m, a, b, c));
+    EXPECT_GE(a, 2);
     EXPECT_NEAR(extra(Collective::reduce, "binomial", n), a * w.wake, 1e-12) << n;
+    // Reduce + bcast: its reduce's rounds, not its broadcast's (Algorithm::parts).
+    EXPECT_NEAR(extra(Collective::allreduce, "reduce_bcast", n), a * w.wake, 1e-12) << n;
     // The two-tree all-reduce's rounds too, pipelined or not: W on the share of each round not
     // in exchanges (none at one packet), as the whole-message algorithms' (rounds: its cost at
     // unit α, at the same packet count).

@@ -30,8 +30,8 @@
 //   5 validate    each eligible algorithm forced with FABCOLL_<COLL>_ALGORITHM (and its packet
 //                 count from the fitted model via FABCOLL_<COLL>_PACKET) at sizes around each
 //                 crossover; time = median over samples of the slowest rank's time per call in
-//                 a batch of calls with a moving root, back to back, or over the fabric from
-//                 64 KiB each call between barriers of its own (time_candidates says why);
+//                 a batch of calls with a moving root, back to back, or over the fabric each
+//                 call between barriers of its own (time_candidates says why);
 //                 then the ping-pong once more, its drift against the first reported.
 #include <hwloc.h>
 #include <unistd.h>
@@ -944,11 +944,11 @@ std::pair<double, double> test_barrier_extra() {
 /// whose jitter the batches were made to outlast (the first paragraph), and until the
 /// forty-sixth session calls were timed back to back there (one launch timed apart at every
 /// size had given 16.4/11.3% at p = 4 sockets). But back to back a tree's calls ran into each
-/// other there too: at p = 4 sockets reduce + bcast took up to 22% less than recursive
-/// doubling at 256 B back to back, where `fabcoll-bench` (a barrier after each call) had it
-/// 6–25% slower, and costed as the two calls it makes it was chosen against the back-to-back
-/// times in 6 of 11 launches. Timed apart at every size with that costing, p = 4 sockets met
-/// both targets in 7 of 7 launches (docs/calibration.md, "Forty-sixth session").
+/// other there too: at p = 4 sockets recursive doubling took up to 22% longer than
+/// reduce + bcast at 256 B back to back, where `fabcoll-bench` (a barrier after each call) had it
+/// 6–25% slower; costed as the two calls it makes, p = 4 sockets met both targets against the
+/// back-to-back times in 6 of 11 launches. Timed apart at every size with that costing, p = 4
+/// sockets met both targets in 7 of 7 launches (docs/calibration.md, "Forty-sixth session").
 std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm& comm, int p,
                                     const std::vector<const Algorithm*>& cands,
                                     const std::vector<double>& packets,
@@ -1710,7 +1710,8 @@ int calibrate(int argc, char** argv) {
       }
       std::vector<StreamedRun> pipe_timed;
       // The reduce since W (CostModel::wake): its binomial and naive algorithms are the fan-in
-      // collectives' one-way rounds beside reduce + bcast's (fans_in).
+      // collectives' one-way rounds (fans_in); reduce + bcast is costed as its binomial reduce
+      // and broadcast (Algorithm::parts) and is not fitted itself.
       // Size by size, every collective at a size before the next size: the validation compares
       // algorithms of one size timed together, and the machine can change its pace within the
       // training. Timed collective by collective (every broadcast first), one p = 4 sockets
@@ -1752,10 +1753,11 @@ int calibrate(int argc, char** argv) {
           auto& point_above = plan.point_above;
           auto& point_above_bytes = plan.point_above_bytes;
           // Nor one costed as the calls it makes (Algorithm::parts: reduce + bcast): those
-          // calls are timed here, each as itself.
+          // calls are timed here, each as itself; nor one charged K more than once
+          // (Algorithm::calls), which the fit's K column counts once.
           for (const Algorithm* alg : fabcoll::all_algorithms()) {
             if (alg->coll != c || alg->optimal_k != nullptr || !alg->parts.empty() ||
-                !tuning::eligible(*alg, p, true))
+                alg->calls != 1 || !tuning::eligible(*alg, p, true))
               continue;
             double ua = 0, ub = 0, uc = 0;
             // Costed as the run goes: from shm's single-copy threshold the receivers pull (the

@@ -154,7 +154,8 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
                     link.above.call_wake * 1e6);
     std::printf(
         "# a call's first wake-up: K = %.3g us once per call, times the share of its path not in "
-        "exchanges (below the break%s)\n",
+        "exchanges (below the break%s; twice for the two-tree all-reduce, once for each call "
+        "reduce + bcast makes)\n",
         m.call_wake * 1e6, above);
   }
   if (m.has_small())
@@ -201,13 +202,17 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     const bool charged = !(q.m.written_from > 0 && a->mean_message(q) < q.m.written_from);
     if (!charged) q.m.written = 1;
     if (!a->parts.empty()) {
-      // Costed as the calls it makes (Algorithm::parts), each with its own shares and factors.
+      // Costed as the calls it makes (Algorithm::parts), each with its own shares and factors,
+      // at the model and packets its prediction takes (the sum is predicted_cost).
+      fabcoll::CostQuery pq = q;
+      pq.m = sc.m;
+      pq.k = static_cast<double>(sc.packets);
       std::string calls = "costed as its calls:";
       for (std::size_t i = 0; i < a->parts.size(); ++i) {
         char buf[96];
         std::snprintf(buf, sizeof buf, "%s %s %s %.3f", i == 0 ? "" : " +",
                       fabcoll::collective_name(a->parts[i]->coll), text(a->parts[i]->name).c_str(),
-                      a->parts[i]->predict(q) * 1e6);
+                      a->parts[i]->predict(pq) * 1e6);
         calls += buf;
       }
       note += (note.empty() ? "" : "; ") + calls;

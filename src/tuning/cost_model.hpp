@@ -176,7 +176,8 @@ struct CostModel {
   double small_below = 0;
   double alpha_small = 0;
   /// K: a call's first wake-up, what a call adds once for the share of its critical path not in
-  /// exchanges ((1 − e)K, Algorithm::predict). Over the fabric with ranks sharing cores a
+  /// exchanges ((1 − e)K, Algorithm::predict; Algorithm::calls times, and once for each of an
+  /// algorithm's parts, Algorithm::parts). Over the fabric with ranks sharing cores a
   /// one-way collective's receivers have left their core between calls, and the call's first
   /// message waits for its receiver to be switched back in; later rounds of the same call find
   /// it there. p = 4 sockets on 2 cores, fabcoll-calibrate --quick's timed collectives at 256 B

@@ -60,6 +60,13 @@ assert sizes == sorted(sizes), sizes
 for n in set(sizes):
     colls = {r["collective"] for r in rows if float(r["n"]) == n}
     assert {"bcast", "reduce", "allreduce", "allgather"} <= colls, (n, colls)
+# Reduce + bcast is costed as its two calls (Algorithm::parts) and not fitted itself; its calls
+# are: the binomial reduce and broadcast at every size.
+assert not any(r["algorithm"] == "reduce_bcast" for r in rows), "reduce_bcast in the training"
+for n in set(sizes):
+    for c in ("reduce", "bcast"):
+        assert any(r["collective"] == c and r["algorithm"] == "binomial" and float(r["n"]) == n
+                   for r in rows), (c, n)
 PY
   # Each training run's prediction by the model written (training.csv's `predicted`): every
   # row has one, and over the rows the model lies near the times it was fitted to (29.6% in

@@ -73,6 +73,10 @@ want = lambda r: "apart" if fabric else "batch"
 bad = [r for r in runs if r["timed"] != want(r)]
 assert runs and not bad, bad
 sys.exit(0)' "$work/tuning.json" || { echo "a run not timed as its link and size say"; exit 1; }
+if grep -q '"class": "ofi' "$work/tuning.json"; then
+  grep -Eq "^barrier: [0-9.]+ us measured alone \(each call timed apart, between barriers: none taken off\)" \
+    "$work/out" || { echo "no barrier line for calls timed apart: $(grep '^barrier' "$work/out")"; exit 1; }
+fi
 # Each size is timed in the validation's passes (kValidationPasses): every run has the rounds of
 # each pass, at least 11 in each (31 over 3, the budget's floor), summing to its rounds.
 python3 -c '

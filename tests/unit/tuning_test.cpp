@@ -392,7 +392,7 @@ TEST(Fit, CostPointsRecoverTheWrittenFactor) {
 }
 
 // χ with ω: the collectives of the oversubscribed fit (bcast, all-reduce, all-gather at p = 4)
-// mix algorithms that never exchange (binomial, naive, reduce + bcast), half (scatter +
+// mix algorithms that never exchange (binomial, naive), half (scatter +
 // all-gather) and always (recursive doubling, Rabenseifner, rings), so χ comes back too.
 TEST(Fit, CostPointsRecoverTheExchangeFactor) {
   for (const auto& [omega, chi] : {std::pair{1.0, 1.0}, std::pair{2.5, 1.6}, std::pair{1.5, 0.8}}) {

@@ -2455,7 +2455,19 @@ TEST(Crossover, ReduceBcastIsCostedAsItsTwoCalls) {
   for (const Algorithm* a : {rb, reduce, bcast}) ASSERT_NE(a, nullptr);
   ASSERT_EQ(rb->parts.size(), 2u);
   EXPECT_EQ(rb->parts[0], reduce);
-  EXPECT_EQ(rb->parts[1], bcast);
+  // The binomial broadcast of the result its root combined: the broadcast's run and formula,
+  // every byte written (the broadcast's own share counts its root's sends as input).
+  const Algorithm* result = rb->parts[1];
+  EXPECT_EQ(result->coll, Collective::bcast);
+  EXPECT_EQ(result->name, "binomial");
+  EXPECT_EQ(result->run, bcast->run);
+  EXPECT_EQ(result->cost, bcast->cost);
+  ASSERT_NE(result->written_share, nullptr);
+  CostQuery q4;
+  q4.n = 65536;
+  q4.p = 4;
+  EXPECT_EQ(result->written_share(q4), 1.0);
+  EXPECT_LT(bcast->written_share(q4), 1.0);
   CostModel m{7.4e-6, 2.7e-10, 4.9e-11};
   m.call_wake = 2.4e-5;
   m.wake = 3.8e-6;
@@ -2468,10 +2480,12 @@ TEST(Crossover, ReduceBcastIsCostedAsItsTwoCalls) {
       q.n = n;
       q.p = p;
       q.m = m;
-      const double sum = reduce->predict(q) + bcast->predict(q);
+      const double sum = reduce->predict(q) + result->predict(q);
       EXPECT_NEAR(rb->predict(q), sum, 1e-12 * sum) << p << " " << n;
       EXPECT_NEAR(algorithm_cost(*rb, n, p, m),
-                  algorithm_cost(*reduce, n, p, m) + algorithm_cost(*bcast, n, p, m), 1e-12 * sum);
+                  algorithm_cost(*reduce, n, p, m) + algorithm_cost(*result, n, p, m), 1e-12 * sum);
+      // ω = 1.5 on written bytes: more than the broadcast alone is charged.
+      EXPECT_GT(rb->predict(q), reduce->predict(q) + bcast->predict(q)) << p << " " << n;
     }
   CostModel once = m;
   once.call_wake = 0;

@@ -946,7 +946,7 @@ std::pair<double, double> test_barrier_extra() {
 /// size had given 16.4/11.3% at p = 4 sockets). But back to back a tree's calls ran into each
 /// other there too: at p = 4 sockets recursive doubling took up to 22% longer than
 /// reduce + bcast at 256 B back to back, where `fabcoll-bench` (a barrier after each call) had it
-/// 6–25% slower; costed as the two calls it makes, p = 4 sockets met both targets against the
+/// 6–24% slower; costed as the two calls it makes, p = 4 sockets met both targets against the
 /// back-to-back times in 6 of 11 launches. Timed apart at every size with that costing, p = 4
 /// sockets met both targets in 7 of 7 launches (docs/calibration.md, "Forty-sixth session").
 std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm& comm, int p,

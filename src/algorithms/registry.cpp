@@ -116,9 +116,10 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
     m.beta = (1 - ring.mates - ring_x) * m.beta + ring.mates * m.copy;
   // Before χ and W: those scale or add to the rounds it lengthens (the fit's columns alike).
   const double mate_factor = core_mate_factor(q);
-  if (mate_factor != 1) {
+  const double port_factor = cpu_port_factor(q);  // on β only
+  if (mate_factor != 1 || port_factor != 1) {
     m.alpha *= mate_factor;
-    m.beta *= mate_factor;
+    m.beta *= mate_factor * port_factor;
   }
   // The pipelined ones too (the two-tree all-reduce, the pipelined reduce), each packet's
   // round. Without it (until the twenty-ninth session) the two-tree all-reduce over sockets
@@ -223,8 +224,22 @@ Algorithm::RingShares Algorithm::ring_shares(const CostQuery& q) const {
   return {e * x, e * (1 - x)};
 }
 
-double Algorithm::core_mate_factor(const CostQuery& q) const {
+namespace {
+/// Where an algorithm's messages to core-mates are charged (Algorithm::core_mate_factor): its
+/// strategy and the packets its placement's factors are taken at; false where they are not.
+bool mates_charged(const Algorithm& alg, const CostQuery& q, long& strategy, double& k) {
   const Placement* placed = q.m.placement;
+  if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p) return false;
+  const bool pipelined = alg.optimal_k != nullptr;
+  if (pipelined && (q.k >= 2 || !(q.m.pull_bytes > 0))) return false;
+  if (q.m.pull_bytes > 0 && (pipelined ? q.n : alg.mean_message(q)) >= q.m.pull_bytes) return false;
+  strategy = alg.strategy != nullptr ? static_cast<long>(alg.strategy(q)) : -1;
+  k = pipelined ? 1.0 : 0.0;
+  return true;
+}
+}  // namespace
+
+double Algorithm::core_mate_factor(const CostQuery& q) const {
   // Below the pull threshold where there is one (shm's rings), at every size where there is
   // none (the fabric: the kernel's sockets). A pipelined one only in the rings and at one
   // packet, where it sends whole messages as the others do: a stream of packets is κ's
@@ -232,12 +247,33 @@ double Algorithm::core_mate_factor(const CostQuery& q) const {
   // 10 packets drove κ fitted beside it to 0.31-0.37 (two p = 4 shm launches). Over sockets
   // the pipelined binary-tree broadcast at one packet ran 6-22% under the binomial tree (p = 4
   // on 2 cores; docs/calibration.md, "Core-mates' relays").
-  if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p) return 1;
-  const bool pipelined = optimal_k != nullptr;
-  if (pipelined && (q.k >= 2 || !(q.m.pull_bytes > 0))) return 1;
-  if (q.m.pull_bytes > 0 && (pipelined ? q.n : mean_message(q)) >= q.m.pull_bytes) return 1;
-  const long s = strategy != nullptr ? static_cast<long>(strategy(q)) : -1;
-  return std::max(1.0, placed->core_mate_factor(*this, s, pipelined ? 1.0 : 0.0));
+  long s = -1;
+  double k = 0;
+  if (!mates_charged(*this, q, s, k)) return 1;
+  return std::max(1.0, q.m.placement->core_mate_factor(*this, s, k));
+}
+
+double Algorithm::cpu_port_factor(const CostQuery& q) const {
+  // Two one-way messages from one CPU to another at once go one after the other: their
+  // copies run on the same two CPUs. p = 4 sockets on 2 cores, cyclic: the binomial reduce's
+  // training runs came out 15-30% under their time from 96 KiB in five --quick launches of
+  // five (forty-seventh session), by about one message's βn (its first step sends 1 -> 0 and
+  // 3 -> 2, CPU 1 to CPU 0), where the naive reduce and the binomial broadcast (whose third
+  // hop the relays' factor charges) came within 6%; at 256-768 B it fitted (-3 to +11%).
+  // From kCpuPortBytesFrom: charged on α too, or on β at every size, the fit put the break at
+  // 384 B in four launches of five (α 1e-9-3.6e-7 s below it, β 3.8-4.3e-8 s/B) and chose
+  // from it 17-51% slower at 128-920 B. Exchanges keep theirs: χ was fitted on exchanges in
+  // which every rank sends.
+  long s = -1;
+  double k = 0;
+  if (!mates_charged(*this, q, s, k)) return 1;
+  // (A pipelined one by n, as mates_charged takes it: its mean message runs it on the sim.)
+  if ((optimal_k != nullptr ? q.n : mean_message(q)) < kCpuPortBytesFrom) return 1;
+  const double one_way = 1 - clamped_exchange_share(q);
+  if (!(one_way > 0)) return 1;
+  const double relays = std::max(1.0, q.m.placement->core_mate_factor(*this, s, k));
+  const double ports = std::max(relays, q.m.placement->cpu_port_factor(*this, s, k));
+  return (relays + one_way * (ports - relays)) / relays;
 }
 
 double Algorithm::clamped_exchange_share(const CostQuery& q) const {

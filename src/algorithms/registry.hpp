@@ -42,6 +42,11 @@ enum class Collective {
 /// without it as below, was tried once then: p = 4 shm chose the pipelined tree at 256 B, regret
 /// 70%, and p = 4 sockets 77% at 512 B. Not kept.)
 constexpr bool fans_in(Collective c) { return c != Collective::bcast && c != Collective::scatter; }
+/// The mean message (Algorithm::mean_message) from which Algorithm::cpu_port_factor charges two
+/// CPUs' one-way messages sent at once: below it a message is the provider's work per message
+/// more than its copies (the sockets provider's one-way time steps up to 1 KiB; p = 4 sockets
+/// on 2 cores, the binomial reduce's training runs at 256-768 B fitted without it).
+inline constexpr double kCpuPortBytesFrom = 1024;
 /// Whether c combines data with a reduction operator (γ: CostModel::gamma, gamma_large).
 constexpr bool combines(Collective c) {
   return c == Collective::reduce || c == Collective::allreduce || c == Collective::scan ||
@@ -213,6 +218,13 @@ struct Algorithm {
   /// core-mates (docs/calibration.md, "Core-mates' relays", "Ring receivers' core-mates").
   /// costed scales α and β by it (not W, o, G or γ).
   [[nodiscard]] double core_mate_factor(const CostQuery& q) const;
+  /// Where core_mate_factor is charged and its mean message (mean_message) is at least
+  /// kCpuPortBytesFrom, what two CPUs' one-way messages sent at once add to its bytes
+  /// (Placement::cpu_port_factor), on its one-way share (1 − e, clamped_exchange_share):
+  /// (c + (1 − e)(c_ports − c)) / c, c core_mate_factor's; >= 1, else 1. The binomial reduce
+  /// at p = 4, cyclic: 1.5. costed scales β by it (not α: at 256-768 B the reduce's two
+  /// rounds fitted).
+  [[nodiscard]] double cpu_port_factor(const CostQuery& q) const;
   /// In shm's rings (q.m.pull_bytes > 0; none of its messages pulled, sim_break_shares at the
   /// pull threshold; a pipelined one at one packet below it), with a placement of q.p ranks
   /// (CostModel::placement, core_mate_relays), whatever its local copy δ (CostModel::copy):

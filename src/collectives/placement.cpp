@@ -45,6 +45,22 @@ class SimPlacement final : public Placement {
     });
   }
 
+  double cpu_port_factor(const Algorithm& alg, long strategy, double k) const override {
+    return cached(port_cache_, alg, k, strategy, [&](long packets) {
+      const int p = size();
+      const std::size_t block = block_bytes(p);
+      CostModel m = unit_model();
+      m.gamma = 0;  // the factor scales α and β
+      const auto n = static_cast<std::size_t>(packets);
+      const double plain =
+          run_for_cost(alg, p, block, m, true, 0, n, cpus(), strategy, false).finish_time;
+      const double ports =
+          run_for_cost(alg, p, block, m, true, 0, n, cpus(), strategy, true, packets > 0, 1, true)
+              .finish_time;
+      return plain > 0 ? std::max(1.0, ports / plain) : 1.0;
+    });
+  }
+
   double bytes_across(const Algorithm& alg, long strategy, double k) const override {
     return cached(across_cache_, alg, k, strategy, [&](long packets) {
       const int p = size();
@@ -125,6 +141,7 @@ class SimPlacement final : public Placement {
   mutable std::map<Key, double> cache_;
   mutable std::map<Key, double> relay_cache_;
   mutable std::map<Key, double> across_cache_;
+  mutable std::map<Key, double> port_cache_;
 };
 
 std::mutex g_interned_mutex;

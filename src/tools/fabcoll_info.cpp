@@ -226,6 +226,11 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
       std::snprintf(buf, sizeof buf, "core-mates x%.2f", d);
       note += (note.empty() ? "" : "; ") + std::string(buf);
     }
+    if (const double d = a->cpu_port_factor(q); d != 1) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "CPU ports x%.2f on beta", d);
+      note += (note.empty() ? "" : "; ") + std::string(buf);
+    }
     if (const double x = a->ring_bytes_across(q); x != 1) {
       char buf[48];
       std::snprintf(buf, sizeof buf, "across %.2f", x);

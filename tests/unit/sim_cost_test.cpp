@@ -427,13 +427,15 @@ TEST(Placement, RingExchangeBytesAcrossCpusCostTheirOwnBeta) {
   EXPECT_DOUBLE_EQ(rd.costed(q).beta, (0.5 * m.copy * 1.5 + 0.5 * 0.75) * d);
   EXPECT_DOUBLE_EQ(ring.costed(q).beta, 0.75 * ring.core_mate_factor(q));
   EXPECT_DOUBLE_EQ(binomial.costed(q).beta, m.beta * binomial.core_mate_factor(q));
-  // An exchange share below 1: the one-way bytes at β, both times χβ's share as before.
+  // An exchange share below 1: the one-way bytes at β, both times χβ's share as before (and
+  // what its one-way share's CPU ports add, Algorithm::cpu_port_factor; not to β_x's).
   const double e = sag.clamped_exchange_share(q);
   const Algorithm::RingShares ss = sag.ring_shares(q);
   ASSERT_GT(ss.across, 0);
   EXPECT_NEAR(ss.across + ss.mates, e, 1e-12);
   EXPECT_NEAR(sag.costed(q).beta,
-              (((1 - e) * m.beta + ss.mates * m.copy) * (1 + e * 0.5) + ss.across * 0.75) *
+              (((1 - e) * m.beta + ss.mates * m.copy) * sag.cpu_port_factor(q) * (1 + e * 0.5) +
+               ss.across * 0.75) *
                   sag.core_mate_factor(q),
               1e-12);
   // Costing twice changes nothing.
@@ -519,6 +521,94 @@ TEST(Placement, CoreMateRelaysWaitForTheirSender) {
   q.m.pull_bytes = 16384;
   q.p = 8;
   EXPECT_DOUBLE_EQ(binomial.core_mate_factor(q), 1.0);
+}
+
+// Two one-way messages from one CPU to another at once go one after the other (sim::World::
+// set_cpu_ports, Placement::cpu_port_factor). At p = 4 on 2 CPUs, cyclic (ranks 0 and 2 on
+// CPU 0), the binomial reduce's first step sends 1 -> 0 and 3 -> 2, both CPU 1 to CPU 0, and
+// its second 2 -> 0 between core-mates: three hops' time for two, where the relays' factor has
+// none (no core-mate's message waits for its sender). Block (0 and 1 on CPU 0): its first
+// step is between core-mates, its second crosses alone. Exchanges wait on the sim too
+// (recursive doubling's 0 <-> 1 and 2 <-> 3 both cross), but costed charges it on the one-way
+// share only: χ, fitted on exchanges in which every rank sends, holds theirs.
+TEST(Placement, OneWayMessagesBetweenTwoCpusGoOneAfterTheOther) {
+  const Algorithm& reduce = *find_algorithm(Collective::reduce, "binomial");
+  const Algorithm& naive_reduce = *find_algorithm(Collective::reduce, "naive");
+  const Algorithm& binomial = *find_algorithm(Collective::bcast, "binomial");
+  const Algorithm& naive = *find_algorithm(Collective::bcast, "naive");
+  const Algorithm& rd = *find_algorithm(Collective::allreduce, "recursive_doubling");
+  const Algorithm& sag = *find_algorithm(Collective::bcast, "scatter_allgather");
+  const Placement* cyclic = placement_for_mapping("cyclic", 4, 2);
+  const Placement* block = placement_for_mapping("block", 4, 2);
+  ASSERT_NE(cyclic, nullptr);
+  ASSERT_NE(block, nullptr);
+  CostModel m = kModel;
+  m.gamma = 0;
+  const double hop = m.alpha + m.beta * 8192;
+  const auto finish = [&](const Algorithm& alg, const Placement* placed, bool ports) {
+    return run_for_cost(alg, 4, 8192, m, true, 0, 0, placed->cpus(), -1, true, false, 1, ports)
+        .finish_time;
+  };
+  EXPECT_EQ(finish(reduce, cyclic, false), 2 * hop);
+  EXPECT_EQ(finish(reduce, cyclic, true), 3 * hop);
+  EXPECT_EQ(finish(reduce, block, true), 2 * hop);
+  // The binomial broadcast's third hop is the relays' already.
+  EXPECT_EQ(finish(binomial, cyclic, true), 3 * hop);
+  EXPECT_EQ(finish(rd, cyclic, false), 2 * hop);
+  EXPECT_EQ(finish(rd, cyclic, true), 3 * hop);
+  EXPECT_DOUBLE_EQ(cyclic->core_mate_factor(reduce), 1.0);
+  EXPECT_DOUBLE_EQ(cyclic->cpu_port_factor(reduce), 1.5);
+  EXPECT_DOUBLE_EQ(block->cpu_port_factor(reduce), 1.0);
+  EXPECT_DOUBLE_EQ(cyclic->cpu_port_factor(binomial), 1.5);
+  EXPECT_DOUBLE_EQ(cyclic->cpu_port_factor(naive), 1.0);  // one sender, one port
+  EXPECT_DOUBLE_EQ(cyclic->cpu_port_factor(naive_reduce), 1.0);
+
+  // Costed on β and the one-way share: the reduce's all of it (over the fabric at any size),
+  // its two rounds' α as they were; an exchange-only algorithm has none; one with both, the
+  // excess over the relays' factor times 1 − e.
+  CostQuery q;
+  q.n = 8192;
+  q.p = 4;
+  q.m = kModel;
+  q.m.placement = cyclic;
+  EXPECT_DOUBLE_EQ(reduce.core_mate_factor(q), 1.0);
+  EXPECT_DOUBLE_EQ(reduce.cpu_port_factor(q), 1.5);
+  EXPECT_DOUBLE_EQ(reduce.costed(q).alpha, kModel.alpha);
+  EXPECT_DOUBLE_EQ(reduce.costed(q).beta, 1.5 * kModel.beta);
+  q.n = 1 << 20;
+  EXPECT_DOUBLE_EQ(reduce.cpu_port_factor(q), 1.5);
+  q.n = 8192;
+  EXPECT_DOUBLE_EQ(binomial.cpu_port_factor(q), 1.0);  // the relays' 1.5 has it
+  EXPECT_DOUBLE_EQ(binomial.costed(q).beta, 1.5 * kModel.beta);
+  EXPECT_DOUBLE_EQ(rd.cpu_port_factor(q), 1.0);
+  const double e = sag.clamped_exchange_share(q);
+  ASSERT_GT(e, 0);
+  ASSERT_LT(e, 1);
+  const double relays = std::max(1.0, cyclic->core_mate_factor(sag));
+  const double ports = std::max(relays, cyclic->cpu_port_factor(sag));
+  EXPECT_DOUBLE_EQ(sag.cpu_port_factor(q), (relays + (1 - e) * (ports - relays)) / relays);
+  // Costing twice changes nothing.
+  CostQuery again = q;
+  again.m = reduce.costed(q);
+  EXPECT_DOUBLE_EQ(reduce.costed(again).beta, reduce.costed(q).beta);
+  // The fit's columns alike: 2 rounds, 3n bytes, and its two combines as they were.
+  double a = 0, b = 0, c = 0;
+  ASSERT_TRUE(tuning::linear_cost_terms(reduce, 8192, 4, q.m, a, b, c));
+  EXPECT_DOUBLE_EQ(a, 2);
+  EXPECT_DOUBLE_EQ(b, 3 * 8192);
+  EXPECT_DOUBLE_EQ(c, 2 * 8192 * kModel.gamma);
+  // Inside a node not where its messages are pulled; nowhere below kCpuPortBytesFrom.
+  q.m.pull_bytes = 8192;
+  EXPECT_DOUBLE_EQ(reduce.cpu_port_factor(q), 1.0);
+  q.m.pull_bytes = 0;
+  q.n = kCpuPortBytesFrom - 8;
+  EXPECT_DOUBLE_EQ(reduce.cpu_port_factor(q), 1.0);
+  EXPECT_DOUBLE_EQ(reduce.costed(q).beta, kModel.beta);
+  q.n = kCpuPortBytesFrom;
+  EXPECT_DOUBLE_EQ(reduce.cpu_port_factor(q), 1.5);
+  // Not for a placement of other ranks than the query's.
+  q.p = 8;
+  EXPECT_DOUBLE_EQ(reduce.cpu_port_factor(q), 1.0);
 }
 
 // The pipelined binary-tree broadcast at p = 4 (its root sends to rank 1, the heavier child,

@@ -81,7 +81,23 @@ void World::post_send(int src, PostedOp* op) {
     op->fail(Errc::invalid_argument, "sim: send to rank " + std::to_string(dst) + " out of range");
     return;
   }
-  const double start = std::max({now_, send_free_[src], recv_free_[dst]});
+  double start = std::max({now_, send_free_[src], recv_free_[dst]});
+  // Between CPUs with CPU ports (set_cpu_ports): also its CPUs' ports.
+  const bool ports = cpu_ports_ && !cpus_.empty() &&
+                     cpus_[static_cast<std::size_t>(src)] != cpus_[static_cast<std::size_t>(dst)] &&
+                     cpus_[static_cast<std::size_t>(src)] >= 0 &&
+                     cpus_[static_cast<std::size_t>(dst)] >= 0;
+  std::size_t cpu_src = 0, cpu_dst = 0;
+  if (ports) {
+    cpu_src = static_cast<std::size_t>(cpus_[static_cast<std::size_t>(src)]);
+    cpu_dst = static_cast<std::size_t>(cpus_[static_cast<std::size_t>(dst)]);
+    const std::size_t need = std::max(cpu_src, cpu_dst) + 1;
+    if (cpu_send_free_.size() < need) {
+      cpu_send_free_.resize(need, 0.0);
+      cpu_recv_free_.resize(need, 0.0);
+    }
+    start = std::max({start, cpu_send_free_[cpu_src], cpu_recv_free_[cpu_dst]});
+  }
   double bytes = static_cast<double>(op->size);
   if (model_.written != 1) {
     const std::size_t w = written_bytes(src, op->send_data, op->size);
@@ -104,6 +120,10 @@ void World::post_send(int src, PostedOp* op) {
       (exchange ? model_.exchange_beta : 1.0) * (above ? beta_above_ : model_.beta) * bytes;
   send_free_[src] = end;
   recv_free_[dst] = end;
+  if (ports) {
+    cpu_send_free_[cpu_src] = end;
+    cpu_recv_free_[cpu_dst] = end;
+  }
   send_to_[src] = dst;
   stats_.messages_sent[src] += 1;
   stats_.bytes_sent[src] += op->size;

@@ -96,6 +96,13 @@ class World final : public Executor {
   /// that a run tells the share of an algorithm's byte time spent between CPUs
   /// (Placement::bytes_across).
   void set_mates_beta(double factor) { mates_beta_ = factor; }
+  /// With CPUs set: a message between two CPUs also takes its sender's CPU's send port and its
+  /// receiver's CPU's receive port (one each per CPU, as a rank has one of each): two one-way
+  /// messages from one CPU to another go one after the other, as their copies run on the same
+  /// two CPUs (the binomial reduce at p = 4, cyclic: ranks 1 and 3 send to 0 and 2 at once,
+  /// CPU 1 to CPU 0; Placement::cpu_port_factor). A message between core-mates takes neither.
+  /// Off by default: the texts' model.
+  void set_cpu_ports(bool on) { cpu_ports_ = on; }
   /// A protocol break (LinkModel): messages of at least `bytes` cost alpha_above and
   /// beta_above in place of the model's α and β (χ, ω as for any message). bytes 0: none.
   void set_break(double bytes, double alpha_above, double beta_above) {
@@ -181,6 +188,8 @@ class World final : public Executor {
   bool core_mate_relays_ = false;                                  // set_core_mate_relays
   bool receiver_mates_ = false;                                    // set_receiver_mates
   double mates_beta_ = 1;                                          // set_mates_beta
+  bool cpu_ports_ = false;                                         // set_cpu_ports
+  std::vector<double> cpu_send_free_, cpu_recv_free_;              // per CPU (set_cpu_ports)
   bool record_sizes_ = false;
   bool record_messages_ = false;
   std::size_t clear_fan_in_ = 0;  // set_clear_fan_in

@@ -26,9 +26,12 @@ def read_csv(path):
 
 def link_model(link, n):
     """Predicted one-message time from the tuning file's link entry."""
-    if link["break_bytes"] > 0 and n >= link["break_bytes"]:
-        return link["alpha_above"] + link["beta_above"] * n
-    return link["alpha"] + link["beta"] * n
+    above = link["break_bytes"] > 0 and n >= link["break_bytes"]
+    alpha = link["alpha_above"] if above else link["alpha"]
+    # β beyond the cache (quiet shm: fitted to this ping-pong) for whole messages from large_from.
+    if link.get("large_from", 0) > 0 and n >= link["large_from"]:
+        return alpha + link["beta_large"] * n
+    return alpha + (link["beta_above"] if above else link["beta"]) * n
 
 
 def plot_pingpong(d, tuning):
@@ -59,6 +62,8 @@ def plot_pingpong(d, tuning):
             if link["break_bytes"] > 0:
                 lbl += f"; break {link['break_bytes']:.0f} B"
                 ax.axvline(link["break_bytes"], color="grey", linestyle=":")
+            if link.get("large_from", 0) > 0:
+                lbl += f"; β={link['beta_large'] * 1e9:.3f} ns/B from {link['large_from']:.0f} B"
             ax.plot(fine, [link_model(link, n) * 1e6 for n in fine], label=lbl)
         # The bounced ping-pong (every message just received by its sender) that gives ω.
         written = [(float(r["n"]), float(r["t"])) for r in rows

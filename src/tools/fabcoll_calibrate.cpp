@@ -1182,11 +1182,13 @@ int calibrate(int argc, char** argv) {
       ->check(CLI::IsMember({"collectives", "pairs"}));
   double large_from = -1;
   app.add_option("--large-from", large_from,
-                 "with more ranks than cores on shm, whole messages from this many bytes (and "
-                 "a broadcast pipeline's pulled packets at such sizes) get a beta of their own, "
-                 "fitted beside the other (beta beyond the cache), and a broadcast costs at "
-                 "least its busiest core's copies at it; default: the L2 cache size (hwloc) "
-                 "over the ranks per core; 0: none")
+                 "on shm, whole messages from this many bytes (and a broadcast pipeline's "
+                 "pulled packets at such sizes) get a beta of their own (beta beyond the "
+                 "cache): with more ranks than cores fitted beside the other to the timed "
+                 "collectives, and a broadcast costs at least its busiest core's copies at it; "
+                 "with a core per rank fitted to the ping-pong above the single-copy threshold; "
+                 "default: the L2 cache size (hwloc) over the ranks per core (over 2 with a core "
+                 "per rank: a copy's source and destination); 0: none")
       ->check(CLI::NonNegativeNumber);
   double gamma_large_from = -1;
   app.add_option("--gamma-large-from", gamma_large_from,
@@ -1335,10 +1337,17 @@ int calibrate(int argc, char** argv) {
   // times β, which moved the broadcast's crossovers from the binomial tree to the pipelines
   // at 512-740 KiB, where the model overstates the pipelines' time (+36 to +123%); three
   // launches then had regrets of 14-49% at 262 KiB - 1 MiB, against 0-7% there without it.
+  // Inside a node with a core per rank (quiet), from half the L2: a single copy reads its
+  // source into its destination, two buffers of n (fitted to the ping-pong above the
+  // single-copy threshold, step 2). p = 2 shm, eleven --quick launches of the forty-fifth to
+  // forty-seventh sessions: the ping-pong's one-way time per byte was 5.0-6.6e-11 s at 64-256
+  // KiB and 1.2-1.4e-10 at 1-4 MiB (medians 4.3-6.1 µs at 64 KiB, 91-159 at 1 MiB), and the
+  // one line from the threshold put a 256 KiB broadcast 25-43% over its time and a 1 MiB one
+  // up to 25% under it.
   double large_bytes = 0;
-  if (layout > 0 && link == "shm") {
-    large_bytes =
-        large_from >= 0 ? large_from : l2_cache_bytes() / std::ceil(static_cast<double>(p) / cores);
+  if (link == "shm" && (layout > 0 || pull > 0)) {
+    const double sharing = layout > 0 ? std::ceil(static_cast<double>(p) / cores) : 2.0;
+    large_bytes = large_from >= 0 ? large_from : l2_cache_bytes() / sharing;
     check(fc_bcast(&large_bytes, 1, FC_DOUBLE, 0, world), "bcast");
   }
   // γ beyond the cache (CostModel::gamma_large_from), over the fabric: a received message lands
@@ -1434,7 +1443,7 @@ int calibrate(int argc, char** argv) {
     file.machine = tuning::this_machine(prov != nullptr ? prov : "");
     // Every rank needs the fit (all must agree on tables and packet counts): rank 0 fits and
     // broadcasts the few numbers.
-    double fitted[16] = {};
+    double fitted[18] = {};
     fitted[10] = 1;               // ω: not measured (layout > 0)
     fitted[11] = fitted[12] = 1;  // χα, χβ: not measured (layout > 0: the pairs exchange already)
     if (rank == 0) {
@@ -1452,6 +1461,16 @@ int calibrate(int argc, char** argv) {
                      "fabcoll-calibrate: fit above the break gave alpha below the lower segment's; "
                      "refitted beta with alpha = %.3g s\n",
                      pf.above.alpha);
+      // Quiet shm: β beyond the cache (CostModel::large_from) from the ping-pong.
+      const double beta_large = layout == 0 && large_bytes > 0
+                                    ? tuning::fit_beyond_cache(pf, pp.medians, large_bytes)
+                                    : 0.0;
+      // The fitted time of one message at n (β beyond the cache from large_bytes where kept).
+      const auto fitted_time = [&](double n) {
+        return beta_large > 0 && n >= large_bytes ? pf.above.alpha + beta_large * n : pf.predict(n);
+      };
+      fitted[16] = beta_large > 0 ? large_bytes : 0;
+      fitted[17] = beta_large;
       fitted[0] = std::max(1e-9, pf.below.alpha);
       fitted[1] = std::max(1e-13, pf.below.beta);
       fitted[2] = pf.has_break ? pf.break_n : 0;
@@ -1464,7 +1483,7 @@ int calibrate(int argc, char** argv) {
         const double mt = median(ts);
         double sse = 0, sst = 0;
         for (const auto& pt : pp.medians) {
-          const double r = (pt.t - pf.predict(pt.n)) / pt.t, d = (pt.t - mt) / pt.t;
+          const double r = (pt.t - fitted_time(pt.n)) / pt.t, d = (pt.t - mt) / pt.t;
           sse += r * r;
           sst += d * d;
         }
@@ -1512,7 +1531,7 @@ int calibrate(int argc, char** argv) {
     } else {
       idle_barrier(world);
     }
-    check(fc_bcast(fitted, 16, FC_DOUBLE, 0, world), "bcast");
+    check(fc_bcast(fitted, 18, FC_DOUBLE, 0, world), "bcast");
     lp = tuning::LinkParams{};
     lp.link_class = link;
     lp.model = {fitted[0], fitted[1], fitted[7], fitted[8]};
@@ -1522,6 +1541,10 @@ int calibrate(int argc, char** argv) {
     lp.model.gap = fitted[13];
     lp.model.gamma_large_from = fitted[14];  // γ beyond the cache (0: none)
     lp.model.gamma_large = fitted[15];
+    if (fitted[16] > 0) {  // quiet shm: β beyond the cache from the ping-pong
+      lp.model.large_from = fitted[16];
+      lp.model.beta_large = fitted[17];
+    }
     lp.break_bytes = fitted[2];
     lp.alpha_above = fitted[3];
     lp.beta_above = fitted[4];
@@ -2538,7 +2561,10 @@ int calibrate(int argc, char** argv) {
     if (lp.model.wake > 0) std::printf(", wake-up W = %.3g s", lp.model.wake);
     if (lp.model.has_large())
       std::printf(", whole messages from %.0f B (beyond the cache): beta = %.3g s/B (x%.2f)",
-                  lp.model.large_from, lp.model.beta_large, lp.model.beta_large / lp.model.beta);
+                  lp.model.large_from, lp.model.beta_large,
+                  lp.model.beta_large / (lp.break_bytes > 0 && lp.model.large_from >= lp.break_bytes
+                                             ? lp.beta_above
+                                             : lp.model.beta));
     if (lp.model.call_wake > 0)
       std::printf(", a call's first wake-up K = %.3g s (below the break, x(1 - exchange share))",
                   lp.model.call_wake);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 #include "algorithms/placement.hpp"
@@ -117,9 +118,9 @@ double predicted(const Algorithm& alg, double n, int p, const PacketChoice& c) {
 }
 
 // A broadcast's copies on its busiest CPU at beta_large a byte, plus its formula's latencies
-// (with ranks sharing CPUs, n at or beyond large_from; 0 elsewhere): every receiver copies what
-// it receives, and a sender what it puts into a ring, and the copies of one CPU's ranks run one
-// after another, whatever the formula's rounds. p = 4 on 2 cores (cyclic), the VM's x2 mode,
+// (n at or beyond large_from; 0 elsewhere): every receiver copies what it receives, and a
+// sender what it puts into a ring, and the copies of one CPU's ranks run one after another,
+// whatever the formula's rounds. p = 4 on 2 cores (cyclic), the VM's x2 mode,
 // fabcoll-calibrate --quick at 1 MiB, three launches: the linear pipeline in 33 ring packets
 // (three copies of n on each CPU) took 424-477 µs and the pipelined binary tree so 389-444
 // (κ's runs), where 3 × 1 MiB × beta_large = 428 µs (beta_large 1.36e-10). Its formula under
@@ -128,16 +129,27 @@ double predicted(const Algorithm& alg, double n, int p, const PacketChoice& c) {
 // latencies: with the copies alone the scatter + all-gather broadcast (2n on one CPU, as the
 // naive one, in five rounds to its one) came out 4 µs under the naive broadcast at 1 MiB in
 // one launch and was chosen (298 µs against 219).
+// Without a placement, inside a node (pull_bytes: shm's copies; a core per rank, whose
+// beta_large the ping-pong gives) each rank's copies are its CPU's: p = 2 shm, four --quick
+// launches (forty-seventh session), scatter + all-gather at 1 MiB, its messages of 512 KiB
+// below large_from (1 MiB) and so costed at β, was chosen over the naive broadcast and took
+// 1.8-2.1 times its time (its receiver copies n, as the naive one's does).
 double copy_floor(const Algorithm& alg, double n, int p, const PacketChoice& c) {
   const CostModel& m = c.m;
   if (alg.coll != Collective::bcast || !m.has_large() || !(n >= m.large_from) ||
-      m.placement == nullptr || m.placement->size() != p)
+      (m.placement != nullptr ? m.placement->size() != p : !(m.pull_bytes > 0)))
     return 0;
+  std::vector<int> own;
+  if (m.placement == nullptr) {
+    own.resize(static_cast<std::size_t>(p));
+    std::iota(own.begin(), own.end(), 0);
+  }
   // Its latencies come on top: the formula at no cost per byte.
   PacketChoice latencies = c;
   latencies.m.beta = 0;
-  return sim_bcast_cpu_copies(alg, p, c.k, m.placement->cpus(), n, m.pull_bytes) * n *
-             m.beta_large +
+  return sim_bcast_cpu_copies(alg, p, c.k, m.placement != nullptr ? m.placement->cpus() : own, n,
+                              m.pull_bytes) *
+             n * m.beta_large +
          predicted(alg, n, p, latencies);
 }
 

@@ -147,6 +147,27 @@ bool floor_upper_alpha(PiecewiseFit& pf, std::span<const Point> pts, Weighting w
   return true;
 }
 
+double fit_beyond_cache(PiecewiseFit& pf, std::span<const Point> pts, double large_bytes,
+                        Weighting w) {
+  if (!pf.has_break || !(large_bytes > pf.break_n)) return 0;
+  std::vector<Point> in_cache, beyond;
+  std::set<double> in_sizes, beyond_sizes;
+  for (const Point& p : pts) {
+    if (p.n < pf.break_n) continue;
+    (p.n < large_bytes ? in_cache : beyond).push_back(p);
+    (p.n < large_bytes ? in_sizes : beyond_sizes).insert(p.n);
+  }
+  if (in_sizes.size() < 3 || beyond_sizes.size() < 2) return 0;
+  PiecewiseFit cut = pf;
+  cut.above = fit_linear(in_cache, w);
+  floor_upper_alpha(cut, in_cache, w);
+  const double beta = fit_linear_fixed_alpha(beyond, cut.above.alpha, w).beta;
+  if (!(beta > cut.above.beta)) return 0;
+  cut.sse = cut.below.sse + cut.above.sse;
+  pf = cut;
+  return beta;
+}
+
 CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& opt) {
   CostFit f;
   f.points = pts.size();

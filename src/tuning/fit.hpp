@@ -93,6 +93,16 @@ LinearFit fit_linear_fixed_alpha(std::span<const Point> pts, double alpha,
 bool floor_upper_alpha(PiecewiseFit& pf, std::span<const Point> pts,
                        Weighting w = Weighting::relative);
 
+/// β beyond the cache (CostModel::large_from) of a link's upper segment, from the ping-pong:
+/// where pf has a break below large_bytes, at least three sizes of pts from the break lie
+/// below large_bytes and at least two from it, refits pf's upper segment to those below
+/// (floor_upper_alpha as for the whole segment) and returns β of those from it at that
+/// segment's α (fit_linear_fixed_alpha): a message of n >= large_bytes then costs
+/// pf.above.alpha + β n. Kept only where it costs more than the segment's β; else 0, pf
+/// unchanged.
+double fit_beyond_cache(PiecewiseFit& pf, std::span<const Point> pts, double large_bytes,
+                        Weighting w = Weighting::relative);
+
 /// One timed collective whose model cost is linear in α and β: t ≈ a α + b β + c, where a
 /// (rounds), b (bytes on the critical path) and c (the γ term, known) come from the
 /// algorithm's cost formula evaluated at unit models.

@@ -120,6 +120,28 @@ for l in t["links"]:
         assert "gamma_large" not in l and "gamma_large_from" not in l and not rows, l
 sys.exit(0)' "$work/tuning.json" "$work/report/gamma.csv" ||
   { echo "gamma beyond the cache not as its link says"; exit 1; }
+# β beyond the cache inside a node where every rank has a core: fitted to the ping-pong above
+# the single-copy threshold (from half the L2), kept where it costs more than β above it, with
+# at least two of the ping-pong's sizes from it, and named on the link line; none over the
+# fabric.
+python3 -c '
+import csv, json, sys
+t = json.load(open(sys.argv[1]))
+sizes = {float(r["n"]) for r in csv.DictReader(open(sys.argv[2])) if r["kind"] == "median"}
+for l in t["links"]:
+    if l["class"] == "shm" and l["local_ranks"] == 0 and "large_from" in l:
+        assert l["break_bytes"] > 0 and l["large_from"] > l["break_bytes"], l
+        assert l["beta_large"] > l["beta_above"], l
+        assert len([n for n in sizes if n >= l["large_from"]]) >= 2, (l, sorted(sizes))
+        print("large")
+    elif l["class"].startswith("ofi"):
+        assert "large_from" not in l and "beta_large" not in l, l
+' "$work/tuning.json" "$work/report/pingpong.csv" >"$work/large" ||
+  { echo "beta beyond the cache not as its link says"; exit 1; }
+if grep -q large "$work/large"; then
+  grep -Eq "^link shm: .*whole messages from [0-9]+ B \(beyond the cache\): beta = " "$work/out" ||
+    { echo "no beta beyond the cache on the link line"; cat "$work/out"; exit 1; }
+fi
 if grep -q '"gamma_large"' "$work/tuning.json"; then
   grep -Eq "^gamma beyond the cache = [0-9.e+-]+ s/B .*from [0-9]+ B" "$work/out" ||
     { echo "no gamma beyond the cache line"; exit 1; }

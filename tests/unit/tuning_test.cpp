@@ -197,6 +197,53 @@ TEST(Fit, UpperAlphaBelowLowerIsFloored) {
   EXPECT_FALSE(floor_upper_alpha(h, pts));
 }
 
+// β beyond the cache of a link's upper segment (quiet shm: fit_beyond_cache). Synthetic
+// ping-pong: rings below 32 KiB (5e-7 + 3e-10 n), single copies above it at 6e-11 s/B in the
+// cache and 1.3e-10 s/B from 1 MiB, 2% noise: the shape of p = 2 shm on this VM.
+TEST(Fit, BetaBeyondTheCacheOfTheUpperSegment) {
+  // Sizes 8 B - 4 MiB, doubling, three repetitions each.
+  const auto make = [](unsigned seed, double beyond) {
+    std::mt19937 gen(seed);
+    std::normal_distribution<double> eps(0, 0.02);
+    std::vector<Point> pts;
+    for (double n = 8; n <= double(1 << 22); n *= 2)
+      for (int rep = 0; rep < 3; ++rep) {
+        const double t =
+            n < 32768 ? 5e-7 + 3e-10 * n : 8e-7 + (n < double(1 << 20) ? 6e-11 : beyond) * n;
+        pts.push_back({n, t * (1 + eps(gen))});
+      }
+    return pts;
+  };
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    const std::vector<Point> pts = make(seed, 1.3e-10);
+    PiecewiseFit pf = fit_piecewise_at(pts, 32768);
+    ASSERT_TRUE(pf.has_break);
+    // One line through the upper segment: its β between the two, far from either.
+    EXPECT_GT(pf.above.beta, 1.2 * 6e-11);
+    const double beta = fit_beyond_cache(pf, pts, double(1 << 20));
+    EXPECT_NEAR(beta, 1.3e-10, 0.05 * 1.3e-10) << seed;
+    EXPECT_NEAR(pf.above.beta, 6e-11, 0.05 * 6e-11) << seed;
+    EXPECT_NEAR(pf.below.beta, 3e-10, 0.05 * 3e-10) << seed;
+    EXPECT_DOUBLE_EQ(pf.sse, pf.below.sse + pf.above.sse);
+  }
+  // None where it would not cost more, where too few sizes lie on either side, or without a
+  // break below it: pf unchanged.
+  const std::vector<Point> flat = make(7, 6e-11);
+  PiecewiseFit pf = fit_piecewise_at(flat, 32768);
+  ASSERT_TRUE(pf.has_break);
+  const double beta = pf.above.beta;
+  EXPECT_EQ(fit_beyond_cache(pf, flat, double(1 << 20)), 0);
+  EXPECT_EQ(pf.above.beta, beta);
+  const std::vector<Point> steep = make(7, 1.3e-10);
+  EXPECT_EQ(fit_beyond_cache(pf, steep, double(1 << 22)), 0);  // one size from it
+  EXPECT_EQ(fit_beyond_cache(pf, steep, 131072), 0);           // two sizes below it
+  EXPECT_EQ(fit_beyond_cache(pf, steep, 16384), 0);            // below the break
+  EXPECT_EQ(pf.above.beta, beta);
+  PiecewiseFit one = fit_piecewise_at(steep, 1e12);
+  ASSERT_FALSE(one.has_break);
+  EXPECT_EQ(fit_beyond_cache(one, steep, double(1 << 20)), 0);
+}
+
 /// The terms t = a α + b β + c of every non-pipelined bcast and all-reduce formula at p ranks
 /// and four sizes under `truth`, each checked to give the formula's own time; the names of
 /// formulas that are not linear in α, β go to `nonlinear`.
@@ -1596,6 +1643,15 @@ TEST(Crossover, PulledPacketsAndTheBusiestCpusCopiesBeyondTheCache) {
   const double floor = copies * n * m.beta_large + lin->predict(lat);
   EXPECT_LT(free_cost, floor);  // so the floor was exercised
   EXPECT_NEAR(floored_cost, floor, 0.005 * floor);
+  // Without a placement each rank has a CPU of its own: the floor is its busiest rank's copies,
+  // fewer than a shared CPU's.
+  const double own_copies = sim_bcast_cpu_copies(*lin, 4, free_k, {0, 1, 2, 3}, n, m.pull_bytes);
+  EXPECT_LT(own_copies, copies);
+  CostQuery own_lat = lat;
+  own_lat.k = free_k;
+  own_lat.m = ring;
+  own_lat.m.beta = 0;
+  EXPECT_GE(free_cost, 0.995 * (own_copies * n * m.beta_large + lin->predict(own_lat)));
   // The same n below large_from: no floor.
   const double small_n = 262144;
   const PacketChoice s1 = segment_k(*lin, small_n, 4, ring, ring, 0);
@@ -1603,6 +1659,43 @@ TEST(Crossover, PulledPacketsAndTheBusiestCpusCopiesBeyondTheCache) {
   EXPECT_EQ(s1.k, s2.k);
   EXPECT_EQ(s1.m.alpha, s2.m.alpha);
   EXPECT_EQ(s1.m.beta, s2.m.beta);
+}
+
+// Quiet shm (a core per rank, beta_large from the ping-pong): at p = 2 and 1 MiB scatter +
+// all-gather's messages of 512 KiB lie below large_from, but its receiver copies n as the naive
+// broadcast's does: the floor keeps it over the naive broadcast (p = 2 shm had chosen it there,
+// 1.8-2.1 times slower).
+TEST(Crossover, QuietBroadcastCostsItsRanksCopiesBeyondTheCache) {
+  const Algorithm* naive = find_algorithm(Collective::bcast, "naive");
+  const Algorithm* sag = find_algorithm(Collective::bcast, "scatter_allgather");
+  ASSERT_NE(naive, nullptr);
+  ASSERT_NE(sag, nullptr);
+  CostModel m{1.2e-6, 5.15e-11, 3.3e-11, 2.3e-7};
+  m.pull_bytes = 32768;
+  m.large_from = 1 << 20;
+  m.beta_large = 1.06e-10;
+  const double n = 1 << 20;
+  const auto cost = [&](const Algorithm& a) {
+    const PacketChoice c = segment_k(a, n, 2, m, m, 0);
+    CostQuery q;
+    q.n = n;
+    q.p = 2;
+    q.k = c.k;
+    q.m = c.m;
+    return a.predict(q);
+  };
+  EXPECT_NEAR(cost(*naive), m.alpha + m.beta_large * n, 0.01 * cost(*naive));
+  EXPECT_GT(cost(*sag), cost(*naive));
+  EXPECT_GE(cost(*sag), 0.995 * m.beta_large * n);
+  // Below large_from (its formula alone): scatter + all-gather's two half messages.
+  CostModel below = m;
+  below.large_from = 2 * n;
+  CostQuery q;
+  q.n = n;
+  q.p = 2;
+  q.k = 1;
+  q.m = below;
+  EXPECT_LT(sag->predict(q), m.beta_large * n);
 }
 
 // K (CostModel::call_wake) is added once per call for the share of its path not in exchanges:

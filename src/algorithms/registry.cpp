@@ -261,7 +261,7 @@ double Algorithm::cpu_port_factor(const CostQuery& q) const {
   // 3 -> 2, CPU 1 to CPU 0), where the naive reduce and the binomial broadcast (whose third
   // hop the relays' factor charges) came within 6%; at 256-768 B it fitted (-3 to +11%).
   // From kCpuPortBytesFrom: charged on α too, or on β at every size, the fit put the break at
-  // 384 B in four launches of five (α 1e-9-3.6e-7 s below it, β 3.8-4.3e-8 s/B) and chose
+  // 384 B in five launches of six (α 1e-9-1.7e-6 s below it, β 3.8-4.8e-8 s/B) and chose
   // from it 17-51% slower at 128-920 B. Exchanges keep theirs: χ was fitted on exchanges in
   // which every rank sends.
   long s = -1;

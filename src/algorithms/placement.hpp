@@ -66,14 +66,15 @@ class Placement {
   /// binary-tree broadcast at p = 4, cyclic, 1.5 at k = 1). Cached.
   [[nodiscard]] virtual double core_mate_factor(const Algorithm& alg, long strategy = -1,
                                                 double k = 0) const = 0;
-  /// What two CPUs' one-way messages add, run one after the other (>= 1): the ratio of alg's
-  /// sim run with core_mate_factor's waits and with messages between CPUs taking their CPUs'
-  /// ports (sim::World::set_cpu_ports) to its run without either, at γ = 0. The binomial
-  /// reduce at p = 4, cyclic: ranks 1 and 3 send to 0 and 2 at once, both from CPU 1 to CPU 0,
-  /// then 2 to 0 (core-mates): 3 hops' time for 2, where core_mate_factor has none.
-  /// Algorithm::cpu_port_factor charges its excess over core_mate_factor's to β, on the
-  /// one-way share (1 − e) only: χ, fitted on exchanges in which every rank sends, already
-  /// holds theirs. `strategy` and k as for core_mate_factor. Cached.
+  /// What two CPUs' one-way messages add, run one after the other (>= 1), on top of
+  /// core_mate_factor's waits: the ratio of alg's sim run with those waits and with messages
+  /// between CPUs taking their CPUs' ports (sim::World::set_cpu_ports) to its run with the
+  /// waits alone, both at γ = 0. The binomial reduce at p = 4, cyclic: ranks 1 and 3 send to 0
+  /// and 2 at once, both from CPU 1 to CPU 0, then 2 to 0 (core-mates): 3 hops' time for 2,
+  /// where core_mate_factor has none (1.5); the binomial broadcast's third hop is the waits'
+  /// already (1). Algorithm::cpu_port_factor charges it to β, on the one-way share (1 − e)
+  /// only: χ, fitted on exchanges in which every rank sends, already holds theirs. `strategy`
+  /// and k as for core_mate_factor. Cached.
   [[nodiscard]] virtual double cpu_port_factor(const Algorithm& alg, long strategy = -1,
                                                double k = 0) const = 0;
   /// Of the time alg's bytes take at p = size() (its β terms), the share spent on messages

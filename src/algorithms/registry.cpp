@@ -267,13 +267,11 @@ double Algorithm::cpu_port_factor(const CostQuery& q) const {
   long s = -1;
   double k = 0;
   if (!mates_charged(*this, q, s, k)) return 1;
-  // (A pipelined one by n, as mates_charged takes it: its mean message runs it on the sim.)
-  if ((optimal_k != nullptr ? q.n : mean_message(q)) < kCpuPortBytesFrom) return 1;
   const double one_way = 1 - clamped_exchange_share(q);
   if (!(one_way > 0)) return 1;
-  const double relays = std::max(1.0, q.m.placement->core_mate_factor(*this, s, k));
-  const double ports = std::max(relays, q.m.placement->cpu_port_factor(*this, s, k));
-  return (relays + one_way * (ports - relays)) / relays;
+  // (A pipelined one by n, as mates_charged takes it: its mean message runs it on the sim.)
+  if ((optimal_k != nullptr ? q.n : mean_message(q)) < kCpuPortBytesFrom) return 1;
+  return 1 + one_way * (std::max(1.0, q.m.placement->cpu_port_factor(*this, s, k)) - 1);
 }
 
 double Algorithm::clamped_exchange_share(const CostQuery& q) const {

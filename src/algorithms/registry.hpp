@@ -220,10 +220,9 @@ struct Algorithm {
   [[nodiscard]] double core_mate_factor(const CostQuery& q) const;
   /// Where core_mate_factor is charged and its mean message (mean_message) is at least
   /// kCpuPortBytesFrom, what two CPUs' one-way messages sent at once add to its bytes
-  /// (Placement::cpu_port_factor), on its one-way share (1 − e, clamped_exchange_share):
-  /// (c + (1 − e)(c_ports − c)) / c, c core_mate_factor's; >= 1, else 1. The binomial reduce
-  /// at p = 4, cyclic: 1.5. costed scales β by it (not α: at 256-768 B the reduce's two
-  /// rounds fitted).
+  /// (Placement::cpu_port_factor f), on its one-way share (1 − e, clamped_exchange_share):
+  /// 1 + (1 − e)(f − 1); else 1. The binomial reduce at p = 4, cyclic: 1.5. costed scales β
+  /// by it (not α: at 256-768 B the reduce's two rounds fitted).
   [[nodiscard]] double cpu_port_factor(const CostQuery& q) const;
   /// In shm's rings (q.m.pull_bytes > 0; none of its messages pulled, sim_break_shares at the
   /// pull threshold; a pipelined one at one packet below it), with a placement of q.p ranks

@@ -50,14 +50,15 @@ class SimPlacement final : public Placement {
       const int p = size();
       const std::size_t block = block_bytes(p);
       CostModel m = unit_model();
-      m.gamma = 0;  // the factor scales α and β
+      m.gamma = 0;  // the factor scales β
       const auto n = static_cast<std::size_t>(packets);
-      const double plain =
-          run_for_cost(alg, p, block, m, true, 0, n, cpus(), strategy, false).finish_time;
-      const double ports =
-          run_for_cost(alg, p, block, m, true, 0, n, cpus(), strategy, true, packets > 0, 1, true)
-              .finish_time;
-      return plain > 0 ? std::max(1.0, ports / plain) : 1.0;
+      const auto run = [&](bool ports) {
+        return run_for_cost(alg, p, block, m, true, 0, n, cpus(), strategy, true, packets > 0, 1,
+                            ports)
+            .finish_time;
+      };
+      const double relays = run(false);
+      return relays > 0 ? std::max(1.0, run(true) / relays) : 1.0;
     });
   }
 

@@ -1465,6 +1465,16 @@ int calibrate(int argc, char** argv) {
       const double beta_large = layout == 0 && large_bytes > 0
                                     ? tuning::fit_beyond_cache(pf, pp.medians, large_bytes)
                                     : 0.0;
+      if (layout == 0 && link == "shm" && pull > 0 && !(large_bytes > 0) && large_from != 0)
+        std::fprintf(stderr,
+                     "fabcoll-calibrate: no beta beyond the cache: the L2 cache size is not "
+                     "known (hwloc); --large-from sets where it starts\n");
+      if (layout == 0 && large_bytes > 0 && !(beta_large > 0))
+        std::fprintf(stderr,
+                     "fabcoll-calibrate: no beta beyond the cache from %.0f B: the ping-pong "
+                     "has no break below it, fewer than three sizes between the break and it "
+                     "or two from it, or is no slower per byte there\n",
+                     large_bytes);
       // The fitted time of one message at n (β beyond the cache from large_bytes where kept).
       const auto fitted_time = [&](double n) {
         return beta_large > 0 && n >= large_bytes ? pf.above.alpha + beta_large * n : pf.predict(n);
@@ -2938,6 +2948,15 @@ int calibrate(int argc, char** argv) {
                                          "tried, where the timed collectives pay for it.")
                             : std::string())
                  : std::string(""))
+         << (layout == 0 && lp.model.has_large()
+                 ? "\n\nβ beyond the cache: a single copy from " +
+                       fmt("%.0f", lp.model.large_from) +
+                       " B (half the L2: its source and destination; --large-from) costs " +
+                       fmt("%.4f", lp.model.beta_large * 1e9) +
+                       " ns/B, fitted to the ping-pong's sizes from there at the upper "
+                       "segment's α, the segment to those below it; a broadcast costs at least "
+                       "its busiest rank's copies at it."
+                 : std::string())
          << fanout_text
          << "\n\n![ping-pong](pingpong.png)\n\n## Reduction "
             "kernels (γ)\n\n| "

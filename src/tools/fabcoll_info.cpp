@@ -138,7 +138,9 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     std::printf(
         "# beyond the cache: whole messages (or packets) of %.0f B and more cost beta = %.3g "
         "s/B (x%.2f); an algorithm's beta is mixed by the share of its bytes in them\n",
-        m.large_from, m.beta_large, m.beta_large / m.beta);
+        m.large_from, m.beta_large,
+        m.beta_large /
+            (link.break_bytes > 0 && m.large_from >= link.break_bytes ? link.above.beta : m.beta));
   if (m.has_gamma_large())
     std::printf(
         "# beyond the cache: combines of messages (or packets) of %.0f B and more cost gamma = "

@@ -118,7 +118,9 @@ struct CostModel {
   /// beta_large (sim_bcast_cpu_copies: every receiver copies n, a sender what it puts into a
   /// ring). Fitted with α, β, ω, χ and W to the timed collectives where ranks share cores
   /// inside a node (fabcoll-calibrate, shm), from large_from = the L2 size over the ranks per
-  /// core; not set elsewhere.
+  /// core; where every rank has a core inside a node, to the ping-pong above the single-copy
+  /// threshold from half the L2 (tuning::fit_beyond_cache; the floor then counts each rank's
+  /// copies as its own CPU's); not set over the fabric.
   double large_from = 0;
   double beta_large = 0;
   /// γ beyond the cache: a combine of a message of at least gamma_large_from bytes costs

@@ -130,7 +130,8 @@ double predicted(const Algorithm& alg, double n, int p, const PacketChoice& c) {
 // naive one, in five rounds to its one) came out 4 µs under the naive broadcast at 1 MiB in
 // one launch and was chosen (298 µs against 219).
 // Without a placement, inside a node (pull_bytes: shm's copies; a core per rank, whose
-// beta_large the ping-pong gives) each rank's copies are its CPU's: p = 2 shm, four --quick
+// beta_large the ping-pong gives, or ranks not pinned, whose sharing is unknown: a lower
+// floor) each rank's copies are counted as its own CPU's: p = 2 shm, four --quick
 // launches (forty-seventh session), scatter + all-gather at 1 MiB, its messages of 512 KiB
 // below large_from (1 MiB) and so costed at β, was chosen over the naive broadcast and took
 // 1.8-2.1 times its time (its receiver copies n, as the naive one's does).

@@ -99,7 +99,7 @@ bool floor_upper_alpha(PiecewiseFit& pf, std::span<const Point> pts,
 /// (floor_upper_alpha as for the whole segment) and returns β of those from it at that
 /// segment's α (fit_linear_fixed_alpha): a message of n >= large_bytes then costs
 /// pf.above.alpha + β n. Kept only where it costs more than the segment's β; else 0, pf
-/// unchanged.
+/// unchanged. pf.sse is then its two segments' (the points beyond the cache left out).
 double fit_beyond_cache(PiecewiseFit& pf, std::span<const Point> pts, double large_bytes,
                         Weighting w = Weighting::relative);
 

@@ -141,6 +141,12 @@ for l in t["links"]:
 if grep -q large "$work/large"; then
   grep -Eq "^link shm: .*whole messages from [0-9]+ B \(beyond the cache\): beta = " "$work/out" ||
     { echo "no beta beyond the cache on the link line"; cat "$work/out"; exit 1; }
+  grep -q "β beyond the cache: a single copy from" "$work/report/summary.md" ||
+    { echo "the report does not explain beta beyond the cache"; exit 1; }
+elif grep -q "^link shm: " "$work/out"; then
+  # None kept: calibrate says why (it did not turn off silently).
+  grep -q "no beta beyond the cache" "$work/err" ||
+    { echo "no beta beyond the cache and no reason given"; cat "$work/err"; exit 1; }
 fi
 if grep -q '"gamma_large"' "$work/tuning.json"; then
   grep -Eq "^gamma beyond the cache = [0-9.e+-]+ s/B .*from [0-9]+ B" "$work/out" ||

@@ -13,8 +13,8 @@
 //                 instead: pairs (0,1), (2,3), … exchange at once (--all-pairs), and the fit is
 //                 recorded as its own layout of the link class ("4 ranks on 2 cores").
 //                 Quiet pair only: from the single-copy threshold (shm) or 16 KiB up, a round
-//                 trip bouncing the sender's own buffer (ω, written data), and after every
-//                 untouched round trip a chain of exchanges (χα, χβ: both ranks sending at once).
+//                 trip bouncing the sender's own buffer (ω, written data), and after the round
+//                 trips, chains of exchanges (χα, χβ: both ranks sending at once).
 //   1b overhead   the sender's overhead o (LogP's o), in the ping-pong's layout: a burst of
 //                 small sends to a peer that pre-posted its receives, per send; and its time
 //                 per byte G (LogGP's G): a burst of 8 KiB sends against one of 8 bytes (see
@@ -286,6 +286,15 @@ constexpr double kWrittenFrom = 16384;
 constexpr double kExchangeAlphaTo = 512;
 constexpr double kExchangeBetaFrom = 65536;
 
+/// The sizes ω is fitted over end below the L2 cache of a core (sysconf; 1 MiB if unknown):
+/// written data larger than that has left the writer's cache for the shared one before it is
+/// read, and then costs what untouched data costs (measured at p = 2: bounced over untouched
+/// 1.25–1.53 at 32–256 KiB, 0.82–1.05 at 1–4 MiB, in one launch).
+double written_sizes_end() {
+  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return l2 > 0 ? static_cast<double>(l2) : double(1 << 20);
+}
+
 /// Ping-pong times per size. quiet: ranks 0 and 1 alone, the others asleep in a barrier (each
 /// rank of the pair has a core of its own when the node has two). all_pairs: every rank at once,
 /// pairs (0,1), (2,3), … concurrently (as osu_mbw_mr does), an odd last rank asleep; with
@@ -309,11 +318,15 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
     // Each message goes out of a buffer its sender never writes, as a collective sends its
     // untouched input: the ping-pong's way back uses the second buffer. Bouncing one buffer
     // sends data the sender has just received (written by its own core), which crosses cores
-    // slower: from bounce_from bytes up (quiet pair only) every repetition also times such a
-    // round trip, right after the untouched one, so that both meet the same state of the
-    // machine (timed in a phase of its own, a slow spell made ω 5.2 and 5.8 in two of five
-    // launches, median error 61% and 129%), and ω (CostModel::written) is fitted from the
-    // pairs of medians.
+    // slower: from bounce_from bytes up to below written_sizes_end() (quiet pair only) every
+    // repetition also times such a round trip, right after the untouched one, so that both meet
+    // the same state of the machine (timed in a phase of its own, a slow spell made ω 5.2 and
+    // 5.8 in two of five launches, median error 61% and 129%), and ω (CostModel::written) is
+    // fitted from the pairs of medians. Not from a core's L2 up, where ω is not fitted: there a
+    // bounced round trip slowed the untouched one after it (p = 2 shm, 1 MiB: 99-102 µs one way
+    // against 75-80 µs without them, in three runs of a test program; at 256 KiB and 2 MiB the
+    // two ways were alike), and β beyond the cache (CostModel::beta_large) is fitted to those
+    // sizes.
     PageVector<char> buf(static_cast<std::size_t>(sizes.back()), 1);
     PageVector<char> buf2(buf.size(), 2);
     // The bounced round trips' own buffer: through buf they would leave buf written for the
@@ -343,8 +356,18 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
           check(fc_bcast(bounce ? buf3.data() : buf2.data(), bytes, FC_BYTE, 1, pair), "bcast");
         }
       };
-      const bool both = !all_pairs && bounce_from > 0 && n >= bounce_from;
-      // χ: right after each untouched round trip, a chain of exchanges (quiet pair only).
+      const bool both =
+          !all_pairs && bounce_from > 0 && n >= bounce_from && n < written_sizes_end();
+      // χ: chains of exchanges (quiet pair only), in a pass of their own after the round trips.
+      // Interleaved with them (a chain after every round trip, as until the forty-eighth
+      // session), the round trips that followed a chain ran slower below shm's single-copy
+      // threshold, and stayed slower for the next round trip too: p = 2 shm, three runs, 16 KiB
+      // one way 5.1-6.8 µs against 4.3-5.4 µs without the chains, 4 KiB 1.65-2.24 against
+      // 1.63-1.86 µs (a test program timing both ways; 256 B and 64 KiB up alike). The
+      // validation's calls run back to back, one candidate at a time, at the faster times: over 27
+      // p = 2 shm launches the naive broadcast at 16 KiB took a median 0.84 of the ping-pong's
+      // one-way time there (0.74-1.00), and the all-reduces at 12-16 KiB came out a median 33%
+      // under their predictions (9-67%).
       const bool exch = !all_pairs && time_exchanges;
       const auto round_trip_bytes = [&](std::size_t b) {
         check(fc_bcast(buf.data(), b, FC_BYTE, 0, pair), "bcast");
@@ -353,10 +376,6 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
       for (int w = 0; w < 2; ++w) {
         round_trip(false);
         if (both) round_trip(true);
-        if (exch) {
-          exchange(bytes);
-          round_trip_bytes(8);
-        }
       }
       const auto timed = [&](bool bounce) {
         const double t0 = now();
@@ -368,7 +387,18 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
         const double t = timed(false);
         ts.push_back(t);
         if (rank == 0) out.all.push_back({n, t});
-        if (exch) {
+        if (!both) continue;
+        const double w = timed(true);
+        ws.push_back(w);
+        if (rank == 0) out.written_all.push_back({n, w});
+      }
+      if (exch) {
+        round_trip_bytes(8);
+        for (int w = 0; w < 2; ++w) {
+          exchange(bytes);
+          round_trip_bytes(8);
+        }
+        for (int r = 0; r < reps; ++r) {
           // Back to back, as the steps of recursive doubling: each rank starts its next
           // exchange as its last one ends, and the two fall into step. One exchange alone
           // is timed short: the rank that left the round trip first has sent before the other
@@ -380,14 +410,10 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
           xs.push_back(x);
           if (rank == 0) out.exchange_all.push_back({n, x});
           // Either rank may leave its exchange while the other still receives: an 8-byte round
-          // trip ends both before the next one is timed (without it, on sockets, the untouched
-          // round trips that followed took up to 2.5 times as long at 1 MiB).
+          // trip ends both before the next chain is timed (without it, on sockets, the
+          // untouched round trips that followed took up to 2.5 times as long at 1 MiB).
           round_trip_bytes(8);
         }
-        if (!both) continue;
-        const double w = timed(true);
-        ws.push_back(w);
-        if (rank == 0) out.written_all.push_back({n, w});
       }
       if (rank % 2 == 0) medians[s] = median(ts) / pairs;
       if (rank == 0 && both) out.written_medians.push_back({n, median(ws)});
@@ -408,15 +434,6 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
         "allreduce");
   for (std::size_t s = 0; s < sizes.size(); ++s) out.medians.push_back({sizes[s], sum[s]});
   return out;
-}
-
-/// The sizes ω is fitted over end below the L2 cache of a core (sysconf; 1 MiB if unknown):
-/// written data larger than that has left the writer's cache for the shared one before it is
-/// read, and then costs what untouched data costs (measured at p = 2: bounced over untouched
-/// 1.25–1.53 at 32–256 KiB, 0.82–1.05 at 1–4 MiB, in one launch).
-double written_sizes_end() {
-  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  return l2 > 0 ? static_cast<double>(l2) : double(1 << 20);
 }
 
 /// ω (CostModel::written) from the ping-pong of untouched buffers (`cold`, the fit's points)
@@ -440,7 +457,7 @@ double written_factor(const tuning::PiecewiseFit& pf, const std::vector<tuning::
 }
 
 /// χα, χβ (CostModel::exchange_alpha, exchange_beta) from the one-way ping-pong (`oneway`, the
-/// fit's points) and the exchanges timed beside it (`exch`, both ranks sending n bytes at once):
+/// fit's points) and the exchanges timed after it (`exch`, both ranks sending n bytes at once):
 /// χα the median of t_exchange / t_one-way over the sizes up to kExchangeAlphaTo (where α is
 /// most of a message), χβ the median of (t_exchange − χα α)/(t_one-way − α) from
 /// kExchangeBetaFrom up (α of the fitted segment at each size); both within

@@ -77,6 +77,16 @@ class Placement {
   /// and k as for core_mate_factor. Cached.
   [[nodiscard]] virtual double cpu_port_factor(const Algorithm& alg, long strategy = -1,
                                                double k = 0) const = 0;
+  /// A pipelined broadcast's stream of k packets over the fabric (k >= 2), where ranks share
+  /// CPUs: the ratio of alg's sim run at k packets with core_mate_factor's waits and one port
+  /// per CPU for what it sends and receives alike (sim::World::set_cpu_ports, one_port: over
+  /// the fabric a CPU copies one message at a time, into its sockets or out of them) to its
+  /// run in the texts' model (every rank its own ports, no CPUs), both at γ = 0, >= 1. The
+  /// linear pipeline at p = 4, cyclic (0 -> 1 -> 2 -> 3 across CPUs at every hop): every hop
+  /// takes both CPUs, so a packet's three hops go one after the other, 3k steps for p + k - 2
+  /// (x2.33 at k = 7). Algorithm::stream_port_factor charges it to α and β in place of χ.
+  /// Cached.
+  [[nodiscard]] virtual double stream_port_factor(const Algorithm& alg, double k) const = 0;
   /// Of the time alg's bytes take at p = size() (its β terms), the share spent on messages
   /// between different CPUs: by running alg on the sim with β on every byte, with core-mates'
   /// bytes free (sim::World::set_mates_beta), and with β = 0, each run as core_mate_factor's

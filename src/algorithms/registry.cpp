@@ -135,6 +135,13 @@ CostModel Algorithm::costed(const CostQuery& q0) const {
     x.beta *= 1 + e * (x.exchange_beta - 1);
     return x;
   };
+  // A broadcast's stream over the fabric where ranks share CPUs: the ports in place of χ (its
+  // exchange share is 0, clamped_exchange_share).
+  const double stream_factor = stream_port_factor(q);
+  if (stream_factor != 1) {
+    m.alpha *= stream_factor;
+    m.beta *= stream_factor;
+  }
   const bool charges_exchange = m.exchange_alpha != 1 || m.exchange_beta != 1 || wakes;
   const CostModel unexchanged = m;
   m = exchanged(m, charges_exchange ? clamped_exchange_share(q) : 0.0);
@@ -274,8 +281,32 @@ double Algorithm::cpu_port_factor(const CostQuery& q) const {
   return 1 + one_way * (std::max(1.0, q.m.placement->cpu_port_factor(*this, s, k)) - 1);
 }
 
+double Algorithm::stream_port_factor(const CostQuery& q) const {
+  // p = 4 sockets on 2 cores, cyclic, 15 --quick launches (forty-seventh and forty-eighth
+  // sessions): with χ on its relays' share (χβ 2.9-3.5 there) the linear pipeline came out a
+  // median 43-68% over its time from 30 KiB, the two-tree broadcast 35-51%. Refitted offline
+  // (fabcoll-info under each launch's file against its measured times): uncharged, the linear
+  // pipeline was chosen at 256 KiB in 12 of the 15, 41-49% slower than the fastest; on the
+  // sim's two ports per CPU (a send and a receive port) it came out a median 27% under its
+  // time, the two-tree 26%; on one port per CPU, +6.5% and -5.8%. Five launches of this code:
+  // -0.4% and -5.0% (docs/calibration.md, "Forty-eighth session"). Below kCpuPortBytesFrom a
+  // packet, where "β" is the provider's per-message step: the linear pipeline was chosen at
+  // 2 KiB in three packets in one launch's refit, where its one packet had measured 17% over
+  // the naive broadcast.
+  const Placement* placed = q.m.placement;
+  if (coll != Collective::bcast || optimal_k == nullptr || q.k < 2 || q.m.pull_bytes > 0 ||
+      !q.m.core_mate_relays || placed == nullptr || placed->size() != q.p ||
+      placed->most_on_one_cpu(-1) < 2 || std::ceil(q.n / q.k) < kCpuPortBytesFrom)
+    return 1;
+  return placed->stream_port_factor(*this, q.k);
+}
+
 double Algorithm::clamped_exchange_share(const CostQuery& q) const {
-  return exchange_share != nullptr ? std::clamp(exchange_share(q), 0.0, 1.0) : 0.0;
+  // A stream on the CPUs' ports has none: its relays' overlap is the ports' (and its call's
+  // wake-up K is charged whole, as a one-way path's). With K at 1 - e, the linear pipeline at
+  // 16 KiB in two packets was predicted 51% under its time in a p = 4 sockets launch.
+  if (exchange_share == nullptr || stream_port_factor(q) != 1) return 0;
+  return std::clamp(exchange_share(q), 0.0, 1.0);
 }
 
 double Algorithm::placed_written_share(const CostQuery& q) const {

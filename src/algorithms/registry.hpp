@@ -224,6 +224,13 @@ struct Algorithm {
   /// 1 + (1 − e)(f − 1); else 1. The binomial reduce at p = 4, cyclic: 1.5. costed scales β
   /// by it (not α: at 256-768 B the reduce's two rounds fitted).
   [[nodiscard]] double cpu_port_factor(const CostQuery& q) const;
+  /// A broadcast's stream of packets over the fabric (pipelined, q.k >= 2, no pull threshold)
+  /// with a placement of q.p ranks that share CPUs (CostModel::placement, core_mate_relays):
+  /// what the CPUs' ports and the core-mates' waits make of it (Placement::stream_port_factor);
+  /// else 1. costed scales α and β by it and charges such a stream no χ: its relays receive
+  /// from one rank while they send to another, which the ports cost, where χ was measured on
+  /// two ranks sending to each other with every rank at once.
+  [[nodiscard]] double stream_port_factor(const CostQuery& q) const;
   /// In shm's rings (q.m.pull_bytes > 0; none of its messages pulled, sim_break_shares at the
   /// pull threshold; a pipelined one at one packet below it), with a placement of q.p ranks
   /// (CostModel::placement, core_mate_relays), whatever its local copy δ (CostModel::copy):
@@ -240,7 +247,8 @@ struct Algorithm {
     double mates = 0;
   };
   [[nodiscard]] RingShares ring_shares(const CostQuery& q) const;
-  /// exchange_share at q clamped to [0, 1] (0 without one): the e that costed and predict charge.
+  /// exchange_share at q clamped to [0, 1] (0 without one, and for a stream on the CPUs' ports,
+  /// stream_port_factor): the e that costed and predict charge.
   [[nodiscard]] double clamped_exchange_share(const CostQuery& q) const;
 };
 

@@ -62,6 +62,21 @@ class SimPlacement final : public Placement {
     });
   }
 
+  double stream_port_factor(const Algorithm& alg, double k) const override {
+    return cached(stream_cache_, alg, k, -1, [&](long packets) {
+      const int p = size();
+      const std::size_t block = block_bytes(p);
+      CostModel m = unit_model();
+      m.gamma = 0;
+      const auto n = static_cast<std::size_t>(packets);
+      const double texts = run_for_cost(alg, p, block, m, true, 0, n).finish_time;
+      const double placed =
+          run_for_cost(alg, p, block, m, true, 0, n, cpus(), -1, true, packets > 0, 1, true, true)
+              .finish_time;
+      return texts > 0 ? std::max(1.0, placed / texts) : 1.0;
+    });
+  }
+
   double bytes_across(const Algorithm& alg, long strategy, double k) const override {
     return cached(across_cache_, alg, k, strategy, [&](long packets) {
       const int p = size();
@@ -143,6 +158,7 @@ class SimPlacement final : public Placement {
   mutable std::map<Key, double> relay_cache_;
   mutable std::map<Key, double> across_cache_;
   mutable std::map<Key, double> port_cache_;
+  mutable std::map<Key, double> stream_cache_;
 };
 
 std::mutex g_interned_mutex;

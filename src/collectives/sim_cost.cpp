@@ -23,13 +23,13 @@ sim::Stats run_for_cost_in(sim::World& world, const Algorithm& alg, int p, std::
 sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const CostModel& m,
                         bool phantom, int root, std::size_t packets, std::vector<int> cpus,
                         long strategy, bool core_mate_relays, bool receiver_mates,
-                        double mates_beta, bool cpu_ports) {
+                        double mates_beta, bool cpu_ports, bool one_cpu_port) {
   sim::World world(p, m, phantom);
   world.set_cpus(std::move(cpus));
   world.set_core_mate_relays(core_mate_relays);
   world.set_receiver_mates(receiver_mates);
   world.set_mates_beta(mates_beta);
-  world.set_cpu_ports(cpu_ports);
+  world.set_cpu_ports(cpu_ports, one_cpu_port);
   return run_for_cost_in(world, alg, p, bytes, root, packets, strategy, phantom);
 }
 

@@ -18,13 +18,13 @@ namespace fabcoll {
 /// (sim::World::set_core_mate_relays) when core_mate_relays, and messages waiting for their
 /// receiver's sending core-mates (sim::World::set_receiver_mates) when receiver_mates, and
 /// core-mates' bytes at mates_beta times β (sim::World::set_mates_beta), and messages between
-/// CPUs taking their CPUs' ports (sim::World::set_cpu_ports) when cpu_ports; returns the
-/// world's statistics.
+/// CPUs taking their CPUs' ports (sim::World::set_cpu_ports) when cpu_ports, one port a CPU
+/// for both directions when one_cpu_port; returns the world's statistics.
 sim::Stats run_for_cost(const Algorithm& alg, int p, std::size_t bytes, const CostModel& m,
                         bool phantom, int root = 0, std::size_t packets = 0,
                         std::vector<int> cpus = {}, long strategy = -1,
                         bool core_mate_relays = false, bool receiver_mates = false,
-                        double mates_beta = 1, bool cpu_ports = false);
+                        double mates_beta = 1, bool cpu_ports = false, bool one_cpu_port = false);
 
 /// alg's run on the sim as run_for_cost (phantom, root 0) with every message recorded
 /// (sim::Stats::messages); clear_fan_in as sim::World::set_clear_fan_in (0: fan-ins not

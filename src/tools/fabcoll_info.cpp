@@ -233,6 +233,11 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
       std::snprintf(buf, sizeof buf, "CPU ports x%.2f on beta", d);
       note += (note.empty() ? "" : "; ") + std::string(buf);
     }
+    if (const double d = a->stream_port_factor(q); d != 1) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "stream on CPU ports x%.2f", d);
+      note += (note.empty() ? "" : "; ") + std::string(buf);
+    }
     if (const double x = a->ring_bytes_across(q); x != 1) {
       char buf[48];
       std::snprintf(buf, sizeof buf, "across %.2f", x);
@@ -246,8 +251,8 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
       }
     std::printf("%-24s %14.3f %10zu %8s %8.3f %8.3f  %s\n", text(a->name).c_str(),
                 fabcoll::predicted_cost(comm, *a, args) * 1e6, sc.packets, segment_text(sc).c_str(),
-                charged ? a->placed_written_share(q) : 0.0,
-                a->exchange_share ? a->exchange_share(q) : 0.0, note.c_str());
+                charged ? a->placed_written_share(q) : 0.0, a->clamped_exchange_share(q),
+                note.c_str());
   }
   return 0;
 }

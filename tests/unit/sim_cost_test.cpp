@@ -651,6 +651,77 @@ TEST(Placement, RingReceiversWaitForTheirSendingCoreMates) {
   q.m.pull_bytes = 8192;  // pulled messages
   EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.0);
 }
+// A broadcast's stream of packets over the fabric where ranks share CPUs (forty-eighth session):
+// a CPU copies one message at a time, into its sockets or out of them (sim::World::set_cpu_ports,
+// one_port). The linear pipeline at p = 4, cyclic, crosses CPUs at every hop, so each hop takes
+// both CPUs and a packet's three hops go one after the other: 3k steps for the texts' p + k - 2.
+// Costed on α and β in place of χ, with no exchange share (its call's wake-up K whole); not
+// inside a node (a pull threshold), at one packet, for packets below kCpuPortBytesFrom, for
+// other pipelines than the broadcast's, or for a placement of other ranks.
+TEST(Placement, BroadcastStreamsOverTheFabricTakeBothCpusAHop) {
+  const Algorithm& pipe = *find_algorithm(Collective::bcast, "linear_pipeline");
+  const Algorithm& two = *find_algorithm(Collective::bcast, "two_tree");
+  const Algorithm& reduce_tree = *find_algorithm(Collective::reduce, "pipelined_binary_tree");
+  const Placement* cyclic = placement_for_mapping("cyclic", 4, 2);
+  ASSERT_NE(cyclic, nullptr);
+  CostModel m = kModel;
+  m.gamma = 0;
+  constexpr std::size_t kPackets = 8;
+  const double step = m.alpha + m.beta * (8192.0 / kPackets);
+  const auto finish = [&](bool one_port) {
+    return run_for_cost(pipe, 4, 8192, m, true, 0, kPackets, cyclic->cpus(), -1, true, true, 1,
+                        one_port, one_port)
+        .finish_time;
+  };
+  EXPECT_DOUBLE_EQ(run_for_cost(pipe, 4, 8192, m, true, 0, kPackets).finish_time, 10 * step);
+  EXPECT_DOUBLE_EQ(finish(true), 24 * step);
+  EXPECT_LT(finish(false), finish(true));  // the core-mates' waits alone
+  EXPECT_DOUBLE_EQ(cyclic->stream_port_factor(pipe, kPackets), 2.4);
+  EXPECT_GT(cyclic->stream_port_factor(two, kPackets), 1.0);
+
+  CostQuery q;
+  q.n = 1 << 20;
+  q.p = 4;
+  q.k = kPackets;
+  q.m = kModel;
+  q.m.exchange_alpha = 2;
+  q.m.exchange_beta = 3;
+  q.m.call_wake = 16;
+  q.m.placement = cyclic;
+  EXPECT_DOUBLE_EQ(pipe.stream_port_factor(q), 2.4);
+  EXPECT_DOUBLE_EQ(pipe.clamped_exchange_share(q), 0.0);
+  EXPECT_DOUBLE_EQ(pipe.costed(q).alpha, 2.4 * kModel.alpha);
+  EXPECT_DOUBLE_EQ(pipe.costed(q).beta, 2.4 * kModel.beta);
+  CostQuery costed = q;
+  costed.m = pipe.costed(q);
+  EXPECT_DOUBLE_EQ(pipe.predict(q), pipe.cost(costed) + 16);
+  // Costing twice changes nothing.
+  EXPECT_DOUBLE_EQ(pipe.costed(costed).beta, costed.m.beta);
+  // Elsewhere χ on its relays' share, as before.
+  const auto charged_chi = [&](const CostQuery& at) {
+    EXPECT_DOUBLE_EQ(pipe.stream_port_factor(at), 1.0);
+    EXPECT_DOUBLE_EQ(pipe.clamped_exchange_share(at), 2.0 / 3);
+    EXPECT_DOUBLE_EQ(pipe.costed(at).beta, kModel.beta * (1 + 2.0 / 3 * (3 - 1)));
+  };
+  CostQuery inside = q;
+  inside.m.pull_bytes = 32768;
+  charged_chi(inside);
+  CostQuery small = q;
+  small.n = kPackets * (kCpuPortBytesFrom - 8);
+  charged_chi(small);
+  small.n = kPackets * kCpuPortBytesFrom;
+  EXPECT_DOUBLE_EQ(pipe.stream_port_factor(small), 2.4);
+  CostQuery quiet = q;
+  quiet.m.placement = nullptr;
+  charged_chi(quiet);
+  CostQuery other = q;
+  other.p = 8;
+  EXPECT_DOUBLE_EQ(pipe.stream_port_factor(other), 1.0);
+  CostQuery one = q;
+  one.k = 1;
+  EXPECT_DOUBLE_EQ(pipe.stream_port_factor(one), 1.0);
+  EXPECT_DOUBLE_EQ(reduce_tree.stream_port_factor(q), 1.0);
+}
 
 // Its interning: one object per CPU vector, none where no two ranks share a CPU or one is
 // not known.

@@ -96,7 +96,8 @@ void World::post_send(int src, PostedOp* op) {
       cpu_send_free_.resize(need, 0.0);
       cpu_recv_free_.resize(need, 0.0);
     }
-    start = std::max({start, cpu_send_free_[cpu_src], cpu_recv_free_[cpu_dst]});
+    start = one_cpu_port_ ? std::max({start, cpu_send_free_[cpu_src], cpu_send_free_[cpu_dst]})
+                          : std::max({start, cpu_send_free_[cpu_src], cpu_recv_free_[cpu_dst]});
   }
   double bytes = static_cast<double>(op->size);
   if (model_.written != 1) {
@@ -122,7 +123,7 @@ void World::post_send(int src, PostedOp* op) {
   recv_free_[dst] = end;
   if (ports) {
     cpu_send_free_[cpu_src] = end;
-    cpu_recv_free_[cpu_dst] = end;
+    (one_cpu_port_ ? cpu_send_free_ : cpu_recv_free_)[cpu_dst] = end;
   }
   send_to_[src] = dst;
   stats_.messages_sent[src] += 1;

@@ -102,7 +102,13 @@ class World final : public Executor {
   /// two CPUs (the binomial reduce at p = 4, cyclic: ranks 1 and 3 send to 0 and 2 at once,
   /// CPU 1 to CPU 0; Placement::cpu_port_factor). A message between core-mates takes neither.
   /// Off by default: the texts' model.
-  void set_cpu_ports(bool on) { cpu_ports_ = on; }
+  /// one_port: a CPU has one port, for what it sends and what it receives alike: a message
+  /// between two CPUs takes both CPUs for its time (over the fabric a CPU copies one message
+  /// at a time, into its sockets or out of them; Placement::stream_port_factor).
+  void set_cpu_ports(bool on, bool one_port = false) {
+    cpu_ports_ = on;
+    one_cpu_port_ = on && one_port;
+  }
   /// A protocol break (LinkModel): messages of at least `bytes` cost alpha_above and
   /// beta_above in place of the model's α and β (χ, ω as for any message). bytes 0: none.
   void set_break(double bytes, double alpha_above, double beta_above) {
@@ -189,6 +195,7 @@ class World final : public Executor {
   bool receiver_mates_ = false;                                    // set_receiver_mates
   double mates_beta_ = 1;                                          // set_mates_beta
   bool cpu_ports_ = false;                                         // set_cpu_ports
+  bool one_cpu_port_ = false;                                      // set_cpu_ports's one_port
   std::vector<double> cpu_send_free_, cpu_recv_free_;              // per CPU (set_cpu_ports)
   bool record_sizes_ = false;
   bool record_messages_ = false;

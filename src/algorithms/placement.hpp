@@ -84,8 +84,9 @@ class Placement {
   /// run in the texts' model (every rank its own ports, no CPUs), both at γ = 0, >= 1. The
   /// linear pipeline at p = 4, cyclic (0 -> 1 -> 2 -> 3 across CPUs at every hop): every hop
   /// takes both CPUs, so a packet's three hops go one after the other, 3k steps for p + k - 2
-  /// (x2.33 at k = 7). Algorithm::stream_port_factor charges it to α and β in place of χ.
-  /// Cached.
+  /// (x2.33 at k = 7). Beyond 16 packets its steps are extrapolated from 8 and 16 (a stream
+  /// adds the same steps with every packet). Algorithm::stream_port_factor charges it to α
+  /// and β in place of χ. Cached.
   [[nodiscard]] virtual double stream_port_factor(const Algorithm& alg, double k) const = 0;
   /// Of the time alg's bytes take at p = size() (its β terms), the share spent on messages
   /// between different CPUs: by running alg on the sim with β on every byte, with core-mates'

@@ -173,7 +173,9 @@ struct Algorithm {
   /// (ring_bytes_across; δ = CostModel::copy; where β_x is measured, CostModel::
   /// ring_exchange_beta, the share of its exchanges' bytes across CPUs, ring_shares, leaves
   /// β too and is added at β_x after χ), then α and β times
-  /// core_mate_factor (ranks sharing cores), then α and β to α(1 + e(χα − 1)) and
+  /// core_mate_factor (ranks sharing cores) and β times cpu_port_factor, then α and β times
+  /// stream_port_factor (a broadcast's stream where nothing is pulled; its e is then 0), then
+  /// α and β to α(1 + e(χα − 1)) and
   /// β(1 + e(χβ − 1)) for its exchange share e (CostModel::exchange_alpha, exchange_beta = χα, χβ),
   /// then, for a fan-in collective (fans_in), pipelined or not, α to α + (1 − e)W
   /// (CostModel::wake), then for a broadcast's pipelined packets (k ≥ 2) below
@@ -224,10 +226,11 @@ struct Algorithm {
   /// 1 + (1 − e)(f − 1); else 1. The binomial reduce at p = 4, cyclic: 1.5. costed scales β
   /// by it (not α: at 256-768 B the reduce's two rounds fitted).
   [[nodiscard]] double cpu_port_factor(const CostQuery& q) const;
-  /// A broadcast's stream of packets over the fabric (pipelined, q.k >= 2, no pull threshold)
-  /// with a placement of q.p ranks that share CPUs (CostModel::placement, core_mate_relays):
-  /// what the CPUs' ports and the core-mates' waits make of it (Placement::stream_port_factor);
-  /// else 1. costed scales α and β by it and charges such a stream no χ: its relays receive
+  /// A broadcast's stream of packets where nothing is pulled (the fabric; shm with single
+  /// copies off): pipelined, q.k >= 2, packets of at least kCpuPortBytesFrom, with a placement
+  /// of q.p ranks some of which share a CPU (CostModel::placement, core_mate_relays): what one
+  /// port per CPU and the core-mates' waits make of it (Placement::stream_port_factor); else
+  /// 1. costed scales α and β by it and charges such a stream no χ: its relays receive
   /// from one rank while they send to another, which the ports cost, where χ was measured on
   /// two ranks sending to each other with every rank at once.
   [[nodiscard]] double stream_port_factor(const CostQuery& q) const;

@@ -63,18 +63,26 @@ class SimPlacement final : public Placement {
   }
 
   double stream_port_factor(const Algorithm& alg, double k) const override {
-    return cached(stream_cache_, alg, k, -1, [&](long packets) {
-      const int p = size();
-      const std::size_t block = block_bytes(p);
-      CostModel m = unit_model();
-      m.gamma = 0;
-      const auto n = static_cast<std::size_t>(packets);
-      const double texts = run_for_cost(alg, p, block, m, true, 0, n).finish_time;
-      const double placed =
-          run_for_cost(alg, p, block, m, true, 0, n, cpus(), -1, true, packets > 0, 1, true, true)
-              .finish_time;
+    // Beyond kMaxPackets, extrapolated in steps (a packet's α + βn/k) from 8 and 16 packets,
+    // which cut the runs' blocks evenly: a stream adds the same steps with every packet (the
+    // linear pipeline at p = 4, cyclic: 1 in the texts' model, 3 on one port per CPU), so the
+    // ratio goes on growing with k (3k/(k + 2)) where a pattern's would not.
+    const long n = std::max(1L, std::lround(k));
+    if (n <= kMaxPackets) {
+      const auto [texts, placed] = stream_runs(alg, n);
       return texts > 0 ? std::max(1.0, placed / texts) : 1.0;
-    });
+    }
+    const long half = kMaxPackets / 2;
+    const auto [t0, p0] = stream_runs(alg, half);
+    const auto [t1, p1] = stream_runs(alg, kMaxPackets);
+    const CostModel m = unit_model();
+    const double block = static_cast<double>(stream_block(size()));
+    const double s0 = m.alpha + m.beta * block / static_cast<double>(half);
+    const double s1 = m.alpha + m.beta * block / static_cast<double>(kMaxPackets);
+    const double more = static_cast<double>(n - kMaxPackets) / static_cast<double>(half);
+    const double texts = t1 / s1 + more * (t1 / s1 - t0 / s0);
+    const double placed = p1 / s1 + more * (p1 / s1 - p0 / s0);
+    return texts > 0 ? std::max(1.0, placed / texts) : 1.0;
   }
 
   double bytes_across(const Algorithm& alg, long strategy, double k) const override {
@@ -137,6 +145,30 @@ class SimPlacement final : public Placement {
     return m;
   }
 
+  /// stream_runs' blocks: the measures' blocks in whole multiples of 16 doubles, so that 8 and
+  /// 16 packets cut them evenly.
+  static std::size_t stream_block(int p) { return block_bytes(p) / 128 * 128; }
+  /// alg's finish times at `packets` (γ = 0): in the texts' model, and with the relays' waits
+  /// and one port per CPU (stream_port_factor). Cached.
+  std::pair<double, double> stream_runs(const Algorithm& alg, long packets) const {
+    {
+      const std::lock_guard lock(mutex_);
+      if (const auto it = stream_cache_.find({&alg, packets}); it != stream_cache_.end())
+        return it->second;
+    }
+    const int p = size();
+    const std::size_t block = stream_block(p);
+    CostModel m = unit_model();
+    m.gamma = 0;
+    const auto n = static_cast<std::size_t>(packets);
+    const double texts = run_for_cost(alg, p, block, m, true, 0, n).finish_time;
+    const double placed =
+        run_for_cost(alg, p, block, m, true, 0, n, cpus(), -1, true, true, 1, true, true)
+            .finish_time;
+    const std::lock_guard lock(mutex_);
+    return stream_cache_.try_emplace({&alg, packets}, texts, placed).first->second;
+  }
+
   using Key = std::tuple<const Algorithm*, long, long>;
   /// compute(packets) for alg at k (pipeline_packets) and strategy, cached in `cache`.
   template <class Compute>
@@ -158,7 +190,7 @@ class SimPlacement final : public Placement {
   mutable std::map<Key, double> relay_cache_;
   mutable std::map<Key, double> across_cache_;
   mutable std::map<Key, double> port_cache_;
-  mutable std::map<Key, double> stream_cache_;
+  mutable std::map<std::pair<const Algorithm*, long>, std::pair<double, double>> stream_cache_;
 };
 
 std::mutex g_interned_mutex;

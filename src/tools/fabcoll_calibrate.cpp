@@ -12,9 +12,10 @@
 //                 cores (the collectives then time-share the cores) every rank takes part
 //                 instead: pairs (0,1), (2,3), … exchange at once (--all-pairs), and the fit is
 //                 recorded as its own layout of the link class ("4 ranks on 2 cores").
-//                 Quiet pair only: from the single-copy threshold (shm) or 16 KiB up, a round
-//                 trip bouncing the sender's own buffer (ω, written data), and after the round
-//                 trips, chains of exchanges (χα, χβ: both ranks sending at once).
+//                 Quiet pair only: from the single-copy threshold (shm) or 16 KiB up to below
+//                 a core's L2, a round trip bouncing the sender's own buffer (ω, written
+//                 data), and after the round trips, chains of exchanges (χα, χβ: both ranks
+//                 sending at once).
 //   1b overhead   the sender's overhead o (LogP's o), in the ping-pong's layout: a burst of
 //                 small sends to a peer that pre-posted its receives, per send; and its time
 //                 per byte G (LogGP's G): a burst of 8 KiB sends against one of 8 bytes (see
@@ -325,8 +326,11 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
     // fitted from the pairs of medians. Not from a core's L2 up, where ω is not fitted: there a
     // bounced round trip slowed the untouched one after it (p = 2 shm, 1 MiB: 99-102 µs one way
     // against 75-80 µs without them, in three runs of a test program; at 256 KiB and 2 MiB the
-    // two ways were alike), and β beyond the cache (CostModel::beta_large) is fitted to those
-    // sizes.
+    // two ways were alike), and from there up β beyond the cache (CostModel::beta_large) is
+    // fitted to round trips timed alone. Rank 0's L2 for both: the pair must make the same
+    // calls.
+    double written_end = written_sizes_end();
+    check(fc_bcast(&written_end, 1, FC_DOUBLE, 0, pair), "bcast");
     PageVector<char> buf(static_cast<std::size_t>(sizes.back()), 1);
     PageVector<char> buf2(buf.size(), 2);
     // The bounced round trips' own buffer: through buf they would leave buf written for the
@@ -356,8 +360,7 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
           check(fc_bcast(bounce ? buf3.data() : buf2.data(), bytes, FC_BYTE, 1, pair), "bcast");
         }
       };
-      const bool both =
-          !all_pairs && bounce_from > 0 && n >= bounce_from && n < written_sizes_end();
+      const bool both = !all_pairs && bounce_from > 0 && n >= bounce_from && n < written_end;
       // χ: chains of exchanges (quiet pair only), in a pass of their own after the round trips.
       // Interleaved with them (a chain after every round trip, as until the forty-eighth
       // session), the round trips that followed a chain ran slower below shm's single-copy
@@ -2416,7 +2419,8 @@ int calibrate(int argc, char** argv) {
     // validation there is nothing to compare. FABCOLL_CALIBRATE_TEST_DISTURB=N (tests): the
     // first N attempts count as disturbed. --quick stays under kQuickSeconds: another attempt
     // must fit, as long as this one outside its validation and with a validation as long as
-    // --quick's budget allows (a forced one always runs: the test's load must not decide). An
+    // --quick's budget allows, or this one's where that ran over it (its last rounds and
+    // probes; a forced one always runs: the test's load must not decide). An
     // attempt as long as this one was the rule until the forty-eighth session: a p = 4 sockets
     // launch whose first attempt validated in 25 s ran a second that took its validation's
     // whole budget, and the launch took 127 s (its single attempts 82-89 s that day).
@@ -2440,7 +2444,8 @@ int calibrate(int argc, char** argv) {
       kept = attempt;
     }
     const double took = prog.elapsed() - attempt_start;
-    const double next = took - validation_seconds + kQuickValidationSeconds;
+    const double next =
+        took - validation_seconds + std::max(validation_seconds, kQuickValidationSeconds);
     const bool in_time = forced || !quick || prog.elapsed() + next <= kQuickSeconds;
     std::int32_t again = disturbed && attempt <= retries && in_time ? 1 : 0;
     check(fc_bcast(&again, 1, FC_INT32, 0, world), "bcast");
@@ -2929,7 +2934,8 @@ int calibrate(int argc, char** argv) {
                                    : "with ranks sharing cores one χ for both, fitted with α, β "
                                      "and ω to the timed collectives.")
                  : "measured by chains of exchanges (both ranks sending n bytes at once) timed "
-                   "after each untouched round trip (pingpong.csv, kind `exchange`): χα the "
+                   "after each size's untouched round trips (pingpong.csv, kind `exchange`): "
+                   "χα the "
                    "median ratio of exchange to one-way time up to " +
                        fmt("%.0f", kExchangeAlphaTo) +
                        " B, χβ the median ratio of their β times from " +

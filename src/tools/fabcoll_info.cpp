@@ -174,7 +174,11 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "'core-mates' factor (in the note where not 1); where none of its messages is pulled "
         "(shm's rings), in its exchanges its bytes between core-mates cost the local copy delta "
         "and the rest beta (the share of its bytes not at delta, 'across', in the note where "
-        "not 1; of it, where beta_x is fitted, 'ring x' at beta_x)\n");
+        "not 1; of it, where beta_x is fitted, 'ring x' at beta_x); two CPUs' one-way messages "
+        "at once go one after the other ('CPU ports' on beta); where nothing is pulled, a "
+        "broadcast's stream of packets of 1 KiB or more takes both CPUs of each hop, one port "
+        "per CPU, in place of the exchange factor ('stream on CPU ports' on alpha and beta, "
+        "exchange share 0)\n");
   if (m.ring_exchange_beta >= 0)
     std::printf(
         "# an exchange's bytes between CPUs through the rings cost beta_x = %.3g s/B a byte, "

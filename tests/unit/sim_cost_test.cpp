@@ -677,6 +677,9 @@ TEST(Placement, BroadcastStreamsOverTheFabricTakeBothCpusAHop) {
   EXPECT_DOUBLE_EQ(finish(true), 24 * step);
   EXPECT_LT(finish(false), finish(true));  // the core-mates' waits alone
   EXPECT_DOUBLE_EQ(cyclic->stream_port_factor(pipe, kPackets), 2.4);
+  // Beyond 16 packets extrapolated, each packet three steps more, one in the texts' model.
+  EXPECT_DOUBLE_EQ(cyclic->stream_port_factor(pipe, 16), 48.0 / 18);
+  EXPECT_DOUBLE_EQ(cyclic->stream_port_factor(pipe, 32), 96.0 / 34);
   EXPECT_GT(cyclic->stream_port_factor(two, kPackets), 1.0);
 
   CostQuery q;
@@ -696,6 +699,7 @@ TEST(Placement, BroadcastStreamsOverTheFabricTakeBothCpusAHop) {
   costed.m = pipe.costed(q);
   EXPECT_DOUBLE_EQ(pipe.predict(q), pipe.cost(costed) + 16);
   // Costing twice changes nothing.
+  EXPECT_DOUBLE_EQ(pipe.costed(costed).alpha, costed.m.alpha);
   EXPECT_DOUBLE_EQ(pipe.costed(costed).beta, costed.m.beta);
   // Elsewhere χ on its relays' share, as before.
   const auto charged_chi = [&](const CostQuery& at) {

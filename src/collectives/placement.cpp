@@ -69,12 +69,12 @@ class SimPlacement final : public Placement {
     // ratio goes on growing with k (3k/(k + 2)) where a pattern's would not.
     const long n = std::max(1L, std::lround(k));
     if (n <= kMaxPackets) {
-      const auto [texts, placed] = stream_runs(alg, n);
-      return texts > 0 ? std::max(1.0, placed / texts) : 1.0;
+      const double texts = stream_run(alg, n, false);
+      return texts > 0 ? std::max(1.0, stream_run(alg, n, true) / texts) : 1.0;
     }
     const long half = kMaxPackets / 2;
-    const auto [t0, p0] = stream_runs(alg, half);
-    const auto [t1, p1] = stream_runs(alg, kMaxPackets);
+    const double t0 = stream_run(alg, half, false), p0 = stream_run(alg, half, true);
+    const double t1 = stream_run(alg, kMaxPackets, false), p1 = stream_run(alg, kMaxPackets, true);
     const CostModel m = unit_model();
     const double block = static_cast<double>(stream_block(size()));
     const double s0 = m.alpha + m.beta * block / static_cast<double>(half);
@@ -145,28 +145,24 @@ class SimPlacement final : public Placement {
     return m;
   }
 
-  /// stream_runs' blocks: the measures' blocks in whole multiples of 16 doubles, so that 8 and
+  /// stream_run's blocks: the measures' blocks in whole multiples of 16 doubles, so that 8 and
   /// 16 packets cut them evenly.
   static std::size_t stream_block(int p) { return block_bytes(p) / 128 * 128; }
-  /// alg's finish times at `packets` (γ = 0): in the texts' model, and with the relays' waits
-  /// and one port per CPU (stream_port_factor). Cached.
-  std::pair<double, double> stream_runs(const Algorithm& alg, long packets) const {
-    {
-      const std::lock_guard lock(mutex_);
-      if (const auto it = stream_cache_.find({&alg, packets}); it != stream_cache_.end())
-        return it->second;
-    }
-    const int p = size();
-    const std::size_t block = stream_block(p);
-    CostModel m = unit_model();
-    m.gamma = 0;
-    const auto n = static_cast<std::size_t>(packets);
-    const double texts = run_for_cost(alg, p, block, m, true, 0, n).finish_time;
-    const double placed =
-        run_for_cost(alg, p, block, m, true, 0, n, cpus(), -1, true, true, 1, true, true)
-            .finish_time;
-    const std::lock_guard lock(mutex_);
-    return stream_cache_.try_emplace({&alg, packets}, texts, placed).first->second;
+  /// alg's finish time at `packets` (γ = 0, blocks of stream_block): in the texts' model, or
+  /// with the relays' waits and one port per CPU (stream_port_factor). Cached.
+  double stream_run(const Algorithm& alg, long packets, bool placed) const {
+    return cached(placed ? stream_placed_cache_ : stream_texts_cache_, alg,
+                  static_cast<double>(packets), -1, [&](long n) {
+                    CostModel m = unit_model();
+                    m.gamma = 0;
+                    const int p = size();
+                    const std::size_t block = stream_block(p);
+                    const auto k = static_cast<std::size_t>(n);
+                    return placed ? run_for_cost(alg, p, block, m, true, 0, k, cpus(), -1, true,
+                                                 true, 1, true, true)
+                                        .finish_time
+                                  : run_for_cost(alg, p, block, m, true, 0, k).finish_time;
+                  });
   }
 
   using Key = std::tuple<const Algorithm*, long, long>;
@@ -190,7 +186,8 @@ class SimPlacement final : public Placement {
   mutable std::map<Key, double> relay_cache_;
   mutable std::map<Key, double> across_cache_;
   mutable std::map<Key, double> port_cache_;
-  mutable std::map<std::pair<const Algorithm*, long>, std::pair<double, double>> stream_cache_;
+  mutable std::map<Key, double> stream_texts_cache_;
+  mutable std::map<Key, double> stream_placed_cache_;
 };
 
 std::mutex g_interned_mutex;

@@ -364,13 +364,13 @@ PingPong measure_pingpong(fc_comm_t world, int rank, int p, bool all_pairs, bool
       // χ: chains of exchanges (quiet pair only), in a pass of their own after the round trips.
       // Interleaved with them (a chain after every round trip, as until the forty-eighth
       // session), the round trips that followed a chain ran slower below shm's single-copy
-      // threshold, and stayed slower for the next round trip too: p = 2 shm, three runs, 16 KiB
-      // one way 5.1-6.8 µs against 4.3-5.4 µs without the chains, 4 KiB 1.65-2.24 against
-      // 1.63-1.86 µs (a test program timing both ways; 256 B and 64 KiB up alike). The
-      // validation's calls run back to back, one candidate at a time, at the faster times: over 27
-      // p = 2 shm launches the naive broadcast at 16 KiB took a median 0.84 of the ping-pong's
-      // one-way time there (0.74-1.00), and the all-reduces at 12-16 KiB came out a median 33%
-      // under their predictions (9-67%).
+      // threshold, and stayed slower for the next round trip too: p = 2 shm, five runs, 16 KiB
+      // one way 4.5-6.8 µs (5.1 or more in four) against 4.3-5.4 µs without the chains, 4 KiB
+      // 1.65-2.24 against 1.63-1.86 µs (a test program timing both ways; 256 B and 64 KiB up
+      // alike). The validation's calls run back to back, one candidate at a time, at the
+      // faster times: over 27 p = 2 shm launches the naive broadcast at 16 KiB took a median
+      // 0.84 of the ping-pong's one-way time there (0.74-1.00), and the all-reduces at 12-16 KiB
+      // came out a median 33% under their predictions (9-67%).
       const bool exch = !all_pairs && time_exchanges;
       const auto round_trip_bytes = [&](std::size_t b) {
         check(fc_bcast(buf.data(), b, FC_BYTE, 0, pair), "bcast");

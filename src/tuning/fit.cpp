@@ -445,6 +445,10 @@ WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_om
   return best;
 }
 
+bool break_has_sizes_below(double break_bytes, std::span<const double> sizes) {
+  return std::count_if(sizes.begin(), sizes.end(), [&](double n) { return n < break_bytes; }) >= 2;
+}
+
 std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const double> breaks,
                          std::size_t preferred) {
   std::size_t best = 0;

@@ -812,6 +812,36 @@ TEST(Crossover, AlphaOfSmallMessagesByTheShareOfRounds) {
       2e-8 - rab_small * (2e-8 - 2.5e-10), 1e-20);
 }
 
+// A hybrid's mix of α of small messages: both shares (its rounds' and its bytes') are those of
+// one strategy. p = 4 over sockets, 256 B, a break at 384 B with β below it at 266 times β
+// above: Theorem 1 under the lower segment takes recursive halving (64-128 B messages, all
+// injected), under the injected α recursive doubling (256 B messages, none). Until the
+// forty-ninth session the rounds' share was taken under the β the bytes' share had lowered:
+// α below the break with β above it, 3.6 µs for an all-reduce measured at 65 µs (recursive
+// doubling's prediction 68 µs).
+TEST(Crossover, AlphaOfSmallMessagesMixesOneStrategysShares) {
+  const Algorithm* hybrid = find_algorithm(Collective::allreduce, "hybrid");
+  const Algorithm* rd = find_algorithm(Collective::allreduce, "recursive_doubling");
+  ASSERT_NE(hybrid, nullptr);
+  ASSERT_NE(rd, nullptr);
+  CostModel below{7.98e-7, 3.61e-8, 4.66e-11};
+  below.exchange_alpha = 2.1;
+  below.exchange_beta = 3.5;
+  below.small_below = 256;
+  below.alpha_small = 1.05e-5;
+  CostModel above = below;
+  above.alpha = 3.16e-6;
+  above.beta = 1.36e-10;
+  above.exchange_alpha = 8;
+  const PacketChoice c = segment_k(*hybrid, 256, 4, below, above, 384);
+  const auto same = [](double x, double y) { return std::abs(x - y) <= 1e-9 * y; };
+  const bool halving = same(c.m.alpha, below.alpha_small) && same(c.m.beta, above.beta);
+  const bool doubling = same(c.m.alpha, below.alpha) && same(c.m.beta, below.beta);
+  EXPECT_TRUE(halving || doubling) << "alpha " << c.m.alpha << " beta " << c.m.beta;
+  const LinkModel link{below, above, 384};
+  EXPECT_GT(algorithm_cost(*hybrid, 256, 4, link), 0.5 * algorithm_cost(*rd, 256, 4, link));
+}
+
 // The oversubscribed fit's break at shm's single-copy threshold: the share of a point's rounds
 // whose messages reach it (on the sim) pay α_above (β shared). Times made so at p = 4, bcast,
 // all-reduce and all-gather at the sizes fabcoll-calibrate times (with 96 KiB), give back α,
@@ -914,6 +944,18 @@ TEST(Fit, ChooseBreakKeepsTheBreakTheTimesHave) {
     EXPECT_EQ(choose_break(fits_for(2048, 1e-5, seed), breaks, 1), 0u) << seed;
     EXPECT_EQ(choose_break(at2k, breaks, 7), 1u) << seed;  // not an index of breaks
   }
+}
+
+// A break is tried only where two timed sizes lie below it: over the fabric's training sizes
+// (256 B up) not at 384 B, at 512 B and above.
+TEST(Fit, BreakNeedsTwoSizesBelowIt) {
+  const std::vector<double> sizes{256, 384, 512, 768, 2048, 32768, 98304, 393216};
+  EXPECT_FALSE(break_has_sizes_below(256, sizes));
+  EXPECT_FALSE(break_has_sizes_below(384, sizes));
+  EXPECT_TRUE(break_has_sizes_below(512, sizes));
+  EXPECT_TRUE(break_has_sizes_below(1024, sizes));
+  EXPECT_TRUE(break_has_sizes_below(32768, sizes));
+  EXPECT_FALSE(break_has_sizes_below(32768, std::vector<double>{64, 65536}));
 }
 
 // ping_pong_step: the size where a ping-pong's medians step up, by a line with a step fitted

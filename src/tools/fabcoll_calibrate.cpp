@@ -122,7 +122,13 @@ constexpr double kGammaLargeFromMax = 16.0 * (1 << 20);
 class ProgressLine {
  public:
   ProgressLine(bool on, double total_units) : on_(on), total_(total_units), start_(now()) {}
-  void phase(const char* name) { phase_ = prefix_ + name; }
+  /// A new phase: its line at once (a phase can run for half a minute between two others'
+  /// lines: the fit to timed collectives, p = 4 over sockets).
+  void phase(const char* name) {
+    phase_ = prefix_ + name;
+    last_ = 0;
+    advance(0);
+  }
   /// A further attempt (--retries): the percentage and the time left start again.
   void new_attempt(int n) {
     prefix_ = "attempt " + std::to_string(n) + ", ";
@@ -135,7 +141,11 @@ class ProgressLine {
     if (!on_ || t - last_ < 1.0) return;
     last_ = t;
     const double frac = std::min(1.0, done_ / total_);
-    const double left = frac > 0 ? (t - attempt_start_) * (1 - frac) / frac : 0;
+    if (!(frac > 0)) {  // nothing done yet: no estimate
+      std::fprintf(stderr, "fabcoll-calibrate: [%s]   0%%\n", phase_.c_str());
+      return;
+    }
+    const double left = (t - attempt_start_) * (1 - frac) / frac;
     std::fprintf(stderr, "fabcoll-calibrate: [%s] %3.0f%%, about %.0f s left\n", phase_.c_str(),
                  100 * frac, left);
   }
@@ -1304,9 +1314,14 @@ int calibrate(int argc, char** argv) {
                                       Collective::allgather,
                                       Collective::reduce_scatter_block,
                                       Collective::alltoall};
-  // Work units: one per ping-pong size, one per γ kernel, one per validation run (estimated).
-  const double units = static_cast<double>(pingpong_sizes(quick).size()) * (no_validate ? 1 : 2) +
-                       4 + static_cast<double>(colls.size()) * 5 * 4;
+  // Work units: one per ping-pong size (three ping-pongs where it validates: before the fit,
+  // before the validation and after it), one per γ kernel, one per validation run (estimated),
+  // and where it runs as many for the fit to timed collectives (3b), advanced plan by plan:
+  // at p = 4 on 2 cores it took 30-35 s over sockets, the validation 22-60 s.
+  const double validation_units = static_cast<double>(colls.size()) * 5 * 4;
+  const double train_units = layout > 0 && oversub_fit == "collectives" ? validation_units : 0;
+  const double units = static_cast<double>(pingpong_sizes(quick).size()) * (no_validate ? 1 : 3) +
+                       4 + validation_units + train_units;
   ProgressLine prog(rank == 0, units);
 
   // ω's bounced ping-pong rides along from kWrittenFrom up (quiet layout only), on shm from
@@ -1331,6 +1346,10 @@ int calibrate(int argc, char** argv) {
   std::map<Collective, std::vector<tuning::CrossoverSegment>> tables;
   std::vector<Measured> results;
   double drift = 1, drift_small = 1, drift_large = 1;
+  // The ping-pong timed once more just before the validation, against the first (the pace
+  // across the fit's timed collectives), and the validation's last pass against its first (the
+  // median over the runs timed of their medians' ratio): where the pace changed.
+  double drift_fit = 1, drift_passes = 1;
   bool drifted = false;
   double probe_before = 1, probe_after = 1, probe_change = 1;
   std::vector<double> probes_during;  // after each validated size
@@ -1412,9 +1431,10 @@ int calibrate(int argc, char** argv) {
   // An attempt's state as references (assignable from a snapshot of values).
   const auto state = [&] {
     return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier, train, train_runs, tables, results,
-                    drift, drift_small, drift_large, drifted, probe_before, probe_after,
-                    probes_during, probe_change, probe_moved, omega_fitted, omega_disagrees,
-                    ring_ratio, rings_disagree, fanout_runs, streamed_runs, validation_seconds);
+                    drift, drift_small, drift_large, drift_fit, drift_passes, drifted, probe_before,
+                    probe_after, probes_during, probe_change, probe_moved, omega_fitted,
+                    omega_disagrees, ring_ratio, rings_disagree, fanout_runs, streamed_runs,
+                    validation_seconds);
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
@@ -1713,11 +1733,17 @@ int calibrate(int argc, char** argv) {
       // reduce + bcast was chosen at 1 KiB and took twice its prediction (regret 32.2%).
       if (!broken && fabric)
         for (double b = 2 * smallest; b < 2048.0; b *= 2) breaks.push_back(b);
-      // Then each training size between the smallest and the largest not tried yet.
+      // Then each training size between the smallest and the largest not tried yet. None with
+      // fewer than two training sizes below it (tuning::break_has_sizes_below): over sockets
+      // 384 B, with 256 B alone below it.
       if (!broken)
         for (std::size_t i = 1; i + 1 < sizes.size(); ++i)
           if (std::find(breaks.begin(), breaks.end(), sizes[i]) == breaks.end())
             breaks.push_back(sizes[i]);
+      if (!broken)
+        std::erase_if(breaks, [&](double brk) {
+          return brk > 0 && !tuning::break_has_sizes_below(brk, sizes);
+        });
       // Over the fabric the ping-pong's step, where it has one, is the break kept (whenever the
       // timed collectives pay for it): their few sizes only straddle it, and in one launch of
       // nine the fit kept 2 KiB where the ping-pong stepped up at 1 KiB (x1.39), and chose
@@ -1725,7 +1751,7 @@ int calibrate(int argc, char** argv) {
       std::size_t step_at = 0;
       if (!broken && fabric) {
         pp_step = tuning::ping_pong_step(pp.medians, smallest, static_cast<double>(top));
-        if (pp_step.n > 0) {
+        if (pp_step.n > 0 && tuning::break_has_sizes_below(pp_step.n, sizes)) {
           const auto it = std::find(breaks.begin(), breaks.end(), pp_step.n);
           step_at = static_cast<std::size_t>(it - breaks.begin());
           if (it == breaks.end()) breaks.push_back(pp_step.n);
@@ -1947,6 +1973,7 @@ int calibrate(int argc, char** argv) {
                                 nullptr, piped ? nullptr : &order, &rounds);
           for (std::size_t j = 0; j < rounds.size(); ++j)
             plan.rounds[j].insert(plan.rounds[j].end(), rounds[j].begin(), rounds[j].end());
+          prog.advance(train_units / static_cast<double>(train_plans.size() * kTrainingPasses));
         }
       for (TrainPlan& plan : train_plans) {
         const double n = plan.n;
@@ -2221,7 +2248,15 @@ int calibrate(int argc, char** argv) {
       }
     }
 
-    // 5: validation.
+    // 5: validation, after the ping-pong once more (5a: drift_fit).
+    drift_fit = 1;
+    if (!no_validate) {
+      prog.phase("5/5 ping-pong before the validation");
+      const PingPong mid =
+          measure_pingpong(world, rank, p, layout > 0, all_pairs == "exchange", quick, prog, 0,
+                           /*time_exchanges=*/false);
+      drift_fit = tuning::pingpong_drift(pp.medians, mid.medians, kDriftLargeFrom).drift;
+    }
     prog.phase("5/5 validate");
     const fabcoll::LinkModel context_link = fabcoll::world_comm(ctx).link();
     probes_during.clear();
@@ -2369,6 +2404,21 @@ int calibrate(int argc, char** argv) {
     }
 
     validation_seconds = now() - validation_start;
+    {
+      std::vector<double> ratios;
+      for (const SizePlan& plan : plans) {
+        if (plan.pass_rounds.size() < 2) continue;
+        const std::size_t first = plan.pass_rounds.front();
+        const std::size_t last = plan.pass_rounds.back();
+        for (const auto& r : plan.rounds) {
+          if (first == 0 || last == 0 || r.size() < first + last) continue;
+          const double m0 = median(std::vector<double>(r.begin(), r.begin() + first));
+          const double m1 = median(std::vector<double>(r.end() - last, r.end()));
+          if (m0 > 0) ratios.push_back(m1 / m0);
+        }
+      }
+      drift_passes = ratios.empty() ? 1 : median(ratios);
+    }
     fabcoll::world_comm(ctx).set_link(context_link);
 
     // 5b: the ping-pong once more, after the validation. This VM (and any shared machine) can
@@ -2530,6 +2580,8 @@ int calibrate(int argc, char** argv) {
     v["pingpong_drift"] = drift;
     v["pingpong_drift_below_64k"] = drift_small;
     v["pingpong_drift_from_64k"] = drift_large;
+    v["pingpong_drift_before_validation"] = drift_fit;
+    v["validation_last_pass_over_first"] = drift_passes;
     v["attempts"] = attempt;
     v["passes"] = kValidationPasses;
     v["kept_attempt"] = kept;
@@ -2757,6 +2809,10 @@ int calibrate(int argc, char** argv) {
           "ping-pong after the validation: x%.2f the one before (median over sizes: x%.2f below "
           "64 KiB, x%.2f from 64 KiB)\n",
           drift, drift_small, drift_large);
+      std::printf(
+          "the pace within the run: ping-pong before the validation x%.2f the first; the "
+          "validation's last pass x%.2f its first (median over the runs timed)\n",
+          drift_fit, drift_passes);
       if (drifted)
         std::fprintf(stderr,
                      "fabcoll-calibrate: warning: the ping-pong after the validation took "

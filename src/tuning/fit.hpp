@@ -245,7 +245,7 @@ std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const doubl
 /// (p = 4 on 2 cores, --quick, 124 launches of the forty-sixth to forty-ninth sessions) the fit
 /// kept a break at 384 B, with the training's 256 B alone below it, in 14: its lower segment
 /// came out at α 1e-9 to 8e-7 s and β 3.6-3.8e-8 s/B, and 7 of the 14 missed the regret target
-/// at 128-920 B (17-51%), against 22 of the other 110.
+/// at 128-920 B (17-51%), against 24 of the other 110.
 bool break_has_sizes_below(double break_bytes, std::span<const double> sizes);
 
 /// The least step ping_pong_step reports: over sockets (p = 4 on 2 cores, rank 0's pair in

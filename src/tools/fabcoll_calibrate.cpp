@@ -2820,6 +2820,15 @@ int calibrate(int argc, char** argv) {
                      "run, and the errors above include that; calibrate again on a quiet "
                      "machine\n",
                      drift);
+      else if (drift_fit > kDriftHigh || drift_fit < 1 / kDriftHigh)
+        // A note, not a check: of this session's p = 4 sockets launches with it past the
+        // bound, two of six missed a target (one with the break at 384 B since not tried).
+        std::fprintf(stderr,
+                     "fabcoll-calibrate: note: the ping-pong before the validation took x%.2f "
+                     "the time of the first: the machine's pace may have moved between the "
+                     "fit's timed collectives and the validation; a large error can come from "
+                     "that\n",
+                     drift_fit);
       std::printf(
           "written data across CPUs (128 KiB round trip, written / untouched): x%.2f before the "
           "fit, x%.2f after the validation%s\n",
@@ -3088,6 +3097,10 @@ int calibrate(int argc, char** argv) {
          << "; the one that moved more)"
          << (drifted ? ": the machine changed speed during the run, and the errors include that."
                      : ".")
+         << " Timed once more just before the validation it took x" << fmt("%.2f", drift_fit)
+         << " the time of the first (the fit's timed collectives lie between them), and the "
+         << "validation's last pass x" << fmt("%.2f", drift_passes)
+         << " the time of its first (the median over the runs timed)."
          << " Written data across CPUs (a 128 KiB round trip of just-written against untouched "
          << "messages): **x" << fmt("%.2f", probe_before) << "** before the fit, **x"
          << fmt("%.2f", probe_after) << "** after the validation" << during_range(probes_during)

@@ -88,6 +88,17 @@ bad = [r for r in runs if len(r["rounds_per_pass"]) != k or sum(r["rounds_per_pa
        or min(r["rounds_per_pass"]) < 11]
 assert k == 3 and runs and not bad, bad
 sys.exit(0)' "$work/tuning.json" || { echo "a validated run not timed in the passes"; exit 1; }
+# Where the pace moved: the ping-pong before the validation and the validation's passes, in the
+# output, the summary and the JSON (positive ratios).
+grep -Eq "^the pace within the run: ping-pong before the validation x[0-9.]+ the first; the validation's last pass x[0-9.]+ its first" \
+  "$work/out" || { echo "no pace line"; cat "$work/out"; exit 1; }
+grep -q "Timed once more just before the validation it took x" "$work/report/summary.md" ||
+  { echo "no pace sentence in summary.md"; exit 1; }
+python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))["validation"]
+ok = v["pingpong_drift_before_validation"] > 0 and v["validation_last_pass_over_first"] > 0
+sys.exit(0 if ok else 1)' "$work/tuning.json" || { echo "no pace figures in the JSON"; exit 1; }
 # The retry: announced, counted in the output, the summary and the report.
 grep -q "attempt 1: the machine changed speed during the run" "$work/err" ||
   { echo "no retry announced"; cat "$work/err"; exit 1; }

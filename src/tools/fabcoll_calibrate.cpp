@@ -1432,9 +1432,9 @@ int calibrate(int argc, char** argv) {
   const auto state = [&] {
     return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier, train, train_runs, tables, results,
                     drift, drift_small, drift_large, drift_fit, drift_passes, drifted, probe_before,
-                    probe_after, probes_during, probe_change, probe_moved, omega_fitted,
-                    omega_disagrees, ring_ratio, rings_disagree, fanout_runs, streamed_runs,
-                    validation_seconds);
+                    fit_break_gain, fit_small_gain, pp_step, probe_after, probes_during,
+                    probe_change, probe_moved, omega_fitted, omega_disagrees, ring_ratio,
+                    rings_disagree, fanout_runs, streamed_runs, validation_seconds);
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
@@ -1733,14 +1733,15 @@ int calibrate(int argc, char** argv) {
       // reduce + bcast was chosen at 1 KiB and took twice its prediction (regret 32.2%).
       if (!broken && fabric)
         for (double b = 2 * smallest; b < 2048.0; b *= 2) breaks.push_back(b);
-      // Then each training size between the smallest and the largest not tried yet. None with
-      // fewer than two training sizes below it (tuning::break_has_sizes_below): over sockets
-      // 384 B, with 256 B alone below it.
+      // Then each training size between the smallest and the largest not tried yet. Over the
+      // fabric none with fewer than two training sizes below it (tuning::break_has_sizes_below):
+      // 384 B, with 256 B alone below it (inside a node with single copies off, 2 KiB with 64 B
+      // below it is still tried: no launch measured it otherwise).
       if (!broken)
         for (std::size_t i = 1; i + 1 < sizes.size(); ++i)
           if (std::find(breaks.begin(), breaks.end(), sizes[i]) == breaks.end())
             breaks.push_back(sizes[i]);
-      if (!broken)
+      if (!broken && fabric)
         std::erase_if(breaks, [&](double brk) {
           return brk > 0 && !tuning::break_has_sizes_below(brk, sizes);
         });
@@ -1751,7 +1752,11 @@ int calibrate(int argc, char** argv) {
       std::size_t step_at = 0;
       if (!broken && fabric) {
         pp_step = tuning::ping_pong_step(pp.medians, smallest, static_cast<double>(top));
-        if (pp_step.n > 0 && tuning::break_has_sizes_below(pp_step.n, sizes)) {
+        // (A step with fewer than two training sizes below it is not tried, as the others:
+        // reported as none.)
+        if (pp_step.n > 0 && !tuning::break_has_sizes_below(pp_step.n, sizes))
+          pp_step = tuning::PingPongStep{};
+        if (pp_step.n > 0) {
           const auto it = std::find(breaks.begin(), breaks.end(), pp_step.n);
           step_at = static_cast<std::size_t>(it - breaks.begin());
           if (it == breaks.end()) breaks.push_back(pp_step.n);
@@ -2820,7 +2825,7 @@ int calibrate(int argc, char** argv) {
                      "run, and the errors above include that; calibrate again on a quiet "
                      "machine\n",
                      drift);
-      else if (drift_fit > kDriftHigh || drift_fit < 1 / kDriftHigh)
+      if (drift_fit > kDriftHigh || drift_fit < 1 / kDriftHigh)
         // A note, not a check: of this session's p = 4 sockets launches with it past the
         // bound, two of six missed a target (one with the break at 384 B since not tried).
         std::fprintf(stderr,

@@ -317,7 +317,7 @@ PacketChoice with_small(const Algorithm& alg, double n, int p, const CostModel& 
   // bytes' share had just lowered: at p = 4 over sockets the hybrid all-reduce at 256 B got
   // the bytes' share of recursive halving (messages of 64-128 B, all injected: β above the
   // break) and the rounds' share of recursive doubling (256 B, none injected: α below it), and
-  // was predicted at 3.6-27 µs against 60-94 measured in 11 launches.)
+  // was predicted at 3.6-27 µs against 60-94 measured in 12 launches.)
   const CostModel& m = c.m;
   const auto mix = [&](const CostModel& at) {
     PacketChoice r = c;

@@ -238,7 +238,11 @@ bool mates_charged(const Algorithm& alg, const CostQuery& q, long& strategy, dou
   const Placement* placed = q.m.placement;
   if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p) return false;
   const bool pipelined = alg.optimal_k != nullptr;
-  if (pipelined && (q.k >= 2 || !(q.m.pull_bytes > 0))) return false;
+  // A pipelined one at one packet only: in shm's rings, and over the fabric where that packet
+  // (the whole message) is injected (CostModel::small_below; see core_mate_factor).
+  if (pipelined &&
+      (q.k >= 2 || !(q.m.pull_bytes > 0 || (q.m.has_small() && q.n < q.m.small_below))))
+    return false;
   if (q.m.pull_bytes > 0 && (pipelined ? q.n : alg.mean_message(q)) >= q.m.pull_bytes) return false;
   strategy = alg.strategy != nullptr ? static_cast<long>(alg.strategy(q)) : -1;
   k = pipelined ? 1.0 : 0.0;
@@ -253,7 +257,14 @@ double Algorithm::core_mate_factor(const CostQuery& q) const {
   // (CostModel::streamed), and charged at its packet count too the linear pipeline's 1.75 at
   // 10 packets drove κ fitted beside it to 0.31-0.37 (two p = 4 shm launches). Over sockets
   // the pipelined binary-tree broadcast at one packet ran 6-22% under the binomial tree (p = 4
-  // on 2 cores; docs/calibration.md, "Core-mates' relays").
+  // on 2 cores; docs/calibration.md, "Core-mates' relays"), and within 5% of the naive one at
+  // 256 B (timed apart, 70 launches of the forty-sixth to forty-ninth sessions): there a call
+  // is K's (CostModel::call_wake), whatever its hops. Below the inject size (small_below) it
+  // is charged there too: such a call is not. In the 15 launches that timed broadcasts apart
+  // at 128-232 B the naive one was the fastest in every one; the tree took 2.09-2.90 times it
+  // in 11 (the binomial tree 1.44-1.62) and 1.06-1.22 in the other 4, and the model without
+  // the factor, 1-8% under the naive one or over it by as little, chose the tree in two
+  // (regrets 150 and 190%; docs/calibration.md, "Fiftieth session").
   long s = -1;
   double k = 0;
   if (!mates_charged(*this, q, s, k)) return 1;

@@ -642,6 +642,20 @@ TEST(Placement, RingReceiversWaitForTheirSendingCoreMates) {
   q.m = kModel;
   q.m.placement = cyclic;
   EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.0);  // the fabric
+  // Over the fabric where its one packet is injected (below small_below; fiftieth session),
+  // and not where α of small messages is not set or the message is not below it.
+  q.m.small_below = 256;
+  q.m.alpha_small = kModel.alpha;
+  EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.0);  // 8 KiB: not injected
+  q.n = 128;
+  EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.5);
+  q.k = 2;
+  EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.0);
+  q.k = 1;
+  q.m.alpha_small = 0;
+  EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.0);
+  q.m.small_below = 0;
+  q.n = 8192;
   q.m.pull_bytes = 16384;
   EXPECT_DOUBLE_EQ(tree.core_mate_factor(q), 1.5);
   EXPECT_DOUBLE_EQ(tree.predict(q), 3 * hop);

@@ -160,17 +160,23 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
         "reduce + bcast makes)\n",
         m.call_wake * 1e6, above);
   }
-  if (m.has_small())
+  if (m.has_small()) {
+    const bool small_o = m.overhead_small >= 0 && m.overhead >= 0;
+    char o_text[64] = "";
+    if (small_o)
+      std::snprintf(o_text, sizeof o_text, ", their sender o = %.3g us", m.overhead_small * 1e6);
     std::printf(
-        "# small messages: those of fewer than %.0f B (injected) cost alpha = %.3g us; an "
-        "algorithm's alpha is mixed by the share of its rounds in them\n",
-        m.small_below, m.alpha_small * 1e6);
+        "# small messages: those of fewer than %.0f B (injected) cost alpha = %.3g us%s; an "
+        "algorithm's alpha is mixed by the share of its rounds in them%s\n",
+        m.small_below, m.alpha_small * 1e6, o_text, small_o ? ", and its o alike" : "");
+  }
   if (m.placement != nullptr && m.placement->size() == p)
     std::printf(
         "# ranks share CPUs: a message for a rank on its sender's CPU is read once the sender "
         "has sent what it queued (shm's rings below the pull threshold, the fabric at every "
-        "size), and a pipelined algorithm's ring packet for a rank whose core-mate sends "
-        "elsewhere once that one has sent it all; an algorithm costs alpha and beta times its "
+        "size), and a pipelined algorithm's ring packet (or, over the fabric, its one injected "
+        "packet) for a rank whose core-mate sends elsewhere once that one has sent it all; an "
+        "algorithm costs alpha and beta times its "
         "'core-mates' factor (in the note where not 1); where none of its messages is pulled "
         "(shm's rings), in its exchanges its bytes between core-mates cost the local copy delta "
         "and the rest beta (the share of its bytes not at delta, 'across', in the note where "

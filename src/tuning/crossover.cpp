@@ -298,6 +298,9 @@ PacketChoice with_gamma_large(const Algorithm& alg, double n, int p, PacketChoic
 // sim's shares, as for a break; past kSimStepsMaxP by its mean message). Such rounds lie below
 // the break, so they held the lower segment's α in the mix.
 //
+// The sender's o likewise, where o of small messages is measured (CostModel::overhead_small):
+// an injected send's, not the one refitted to the naive broadcast's larger messages.
+//
 // Their bytes cost the upper segment's β, not β below the break (where the fit took that apart:
 // fabcoll-calibrate over the fabric): an injected message's time does not climb with its size
 // as the messages' between the inject size and the break do (sockets, p = 2: 19.2 µs one way at
@@ -309,6 +312,7 @@ PacketChoice with_small(const Algorithm& alg, double n, int p, const CostModel& 
     if (std::ceil(n / std::max(c.k, 1.0)) < c.m.small_below) {
       c.m.alpha = c.m.alpha_small;
       c.m.beta = std::min(c.m.beta, above.beta);
+      if (c.m.overhead_small >= 0 && c.m.overhead >= 0) c.m.overhead = c.m.overhead_small;
     }
     return c;
   }
@@ -326,7 +330,10 @@ PacketChoice with_small(const Algorithm& alg, double n, int p, const CostModel& 
       r.m.beta = std::max(0.0, m.beta - bytes * (below.beta - above.beta));
     }
     const double share = share_from(alg, n, p, at, m.small_below, false);  // of the rounds
-    // Exchanges among them at the lower segment's χα: their α is mixed the same way.
+    // Exchanges among them at the lower segment's χα: their α is mixed the same way, and the
+    // sender's o where o of small messages is measured (CostModel::overhead_small).
+    if (m.overhead_small >= 0 && m.overhead >= 0 && share < 1)
+      r.m.overhead = m.overhead_small + share * (m.overhead - m.overhead_small);
     if (share <= 0) {
       r.m.alpha = m.alpha_small;
       r.m.exchange_alpha = below.exchange_alpha;

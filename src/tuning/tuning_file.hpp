@@ -41,6 +41,8 @@
 //                  "small_below", "alpha_small" (optional, both or neither: α of small
 //                  messages, what a message of fewer than small_below bytes costs in place of
 //                  alpha, both > 0, small_below below break_bytes; absent: none),
+//                  "overhead_small" (optional, with small_below only: o of those messages,
+//                  seconds; absent or negative: overhead),
 //                  "exchange_alpha_above" (optional: χα above the break, in
 //                  [kExchangeMin, kExchangeFileMax]; absent: exchange_alpha),
 //                  "call_wake" (optional: K, what a call adds once for the share of its path

@@ -791,6 +791,29 @@ TEST(Crossover, AlphaOfSmallMessagesByTheShareOfRounds) {
   // A pipeline by its packet: 64 B packets of 4 KiB take alpha_small.
   const PacketChoice piped = segment_k(*lin, 4096, 4, sm, sm, 0);
   EXPECT_EQ(piped.m.alpha, std::ceil(4096 / piped.k) < 256 ? 2e-5 : 4e-5);
+  // The sender's o alike where o of small messages is measured (CostModel::overhead_small;
+  // fiftieth session): the naive broadcast at 128 B (every send injected) takes it and costs
+  // less by its root's p − 2 sends, at 512 B keeps o; reduce + bcast at 1 KiB mixes it by the
+  // share that mixes α, a pipeline by its packet. Not measured: o; o not measured (o = α):
+  // unmeasured still.
+  const Algorithm* naive = find_algorithm(Collective::bcast, "naive");
+  ASSERT_NE(naive, nullptr);
+  CostModel so = sm;
+  so.overhead = 3e-6;
+  CostModel so_small = so;
+  so_small.overhead_small = 1e-6;
+  EXPECT_EQ(segment_k(*naive, 128, 4, so_small, so_small, 0).m.overhead, 1e-6);
+  EXPECT_NEAR(algorithm_cost(*naive, 128, 4, LinkModel::uniform(so)) -
+                  algorithm_cost(*naive, 128, 4, LinkModel::uniform(so_small)),
+              2 * 2e-6, 1e-15);
+  EXPECT_EQ(segment_k(*naive, 512, 4, so_small, so_small, 0).m.overhead, 3e-6);
+  EXPECT_NEAR(segment_k(*rb, 1024, 4, so_small, so_small, 0).m.overhead, 3e-6 - small * 2e-6,
+              1e-18);
+  const PacketChoice piped_o = segment_k(*lin, 4096, 4, so_small, so_small, 0);
+  EXPECT_EQ(piped_o.m.overhead, std::ceil(4096 / piped_o.k) < 256 ? 1e-6 : 3e-6);
+  EXPECT_EQ(segment_k(*naive, 128, 4, so, so, 0).m.overhead, 3e-6);
+  so_small.overhead = -1;
+  EXPECT_EQ(segment_k(*naive, 128, 4, so_small, so_small, 0).m.overhead, -1);
   // β below the break (fitted apart over the fabric) is not the small messages': their bytes
   // cost the upper segment's β. The ring's 64 B messages at 256 B all of them, reduce + bcast's
   // at 1 KiB (256 B messages) none, recursive doubling's at 1 KiB (messages of 1 KiB) none.
@@ -2184,6 +2207,7 @@ void expect_same_link(const LinkModel& got, const LinkModel& want) {
     EXPECT_EQ(g.streamed, w.streamed);
     EXPECT_EQ(g.small_below, w.small_below);
     EXPECT_EQ(g.alpha_small, w.alpha_small);
+    EXPECT_EQ(g.overhead_small, w.overhead_small);
     EXPECT_EQ(g.call_wake, w.call_wake);
     EXPECT_EQ(g.ring_exchange_beta, w.ring_exchange_beta);
   }
@@ -2207,6 +2231,7 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   m.streamed = 0.625;
   m.small_below = 256;
   m.alpha_small = 1.125e-6;
+  m.overhead_small = 6.25e-7;
   m.receive_overhead = 1.75e-7;
   m.ring_exchange_beta = 6.5e-10;
   l.break_bytes = 65536;
@@ -2497,8 +2522,35 @@ TEST(TuningFile, AlphaOfSmallMessagesRoundTripsAndIsChecked) {
   EXPECT_EQ(model_for(f, "ofi/sockets", 1 << 20).alpha_small, 2.5e-5);
   expect_key_pair_checked(f, "\"small_below\": 256.0", "\"alpha_small\": 2.5e-05",
                           &CostModel::has_small, "small_below and alpha_small must both be given");
-  f.links[1].model.small_below = f.links[1].break_bytes;
+  // o of small messages with them (written where measured; absent: o), not without them.
   std::string err;
+  EXPECT_EQ(to_json_text(f).find("overhead_small"), std::string::npos);
+  EXPECT_EQ(model_for(f, "ofi/sockets").overhead_small, -1);
+  f.links[1].model.overhead_small = 1.25e-6;
+  const auto with_o = parse_tuning(to_json_text(f), err);
+  ASSERT_TRUE(with_o) << err;
+  EXPECT_EQ(model_for(*with_o, "ofi/sockets").overhead_small, 1.25e-6);
+  EXPECT_EQ(model_for(*with_o, "ofi/sockets", 1 << 20).overhead_small, 1.25e-6);
+  const std::string text = to_json_text(f);
+  const std::string key = "\"overhead_small\": 1.25e-06";
+  ASSERT_NE(text.find(key), std::string::npos) << text;
+  for (const std::string bad : {"\"overhead_small\": \"x\"", "\"overhead_small\": null"}) {
+    std::string t = text;
+    t.replace(t.find(key), key.size(), bad);
+    EXPECT_FALSE(parse_tuning(t, err)) << bad;
+    EXPECT_NE(err.find("overhead_small must be a number"), std::string::npos) << err;
+  }
+  std::string alone = text;
+  const std::string small_key = "\"small_below\": 256.0";
+  ASSERT_NE(alone.find(small_key), std::string::npos);
+  alone.replace(alone.find(small_key), small_key.size(), "\"small_below_\": 256.0");
+  const std::string alpha_key = "\"alpha_small\": 2.5e-05";
+  ASSERT_NE(alone.find(alpha_key), std::string::npos);
+  alone.replace(alone.find(alpha_key), alpha_key.size(), "\"alpha_small_\": 2.5e-05");
+  EXPECT_FALSE(parse_tuning(alone, err));
+  EXPECT_NE(err.find("only with small_below and alpha_small"), std::string::npos) << err;
+  f.links[1].model.overhead_small = -1;
+  f.links[1].model.small_below = f.links[1].break_bytes;
   EXPECT_FALSE(parse_tuning(to_json_text(f), err));
   EXPECT_NE(err.find("small_below must lie below break_bytes"), std::string::npos) << err;
 }

@@ -1123,6 +1123,7 @@ std::vector<double> time_candidates(Collective c, fc_comm_t world, fabcoll::Comm
 struct TrainRun {
   const Algorithm* alg = nullptr;
   double n = 0;
+  double t = 0;  // measured (the small-message runs of call_wake_small; the fit's in its points)
 };
 
 /// What the model in `f` predicts for a training run, costed as the validation costs its runs
@@ -1343,6 +1344,11 @@ int calibrate(int argc, char** argv) {
   double fit_small_gain = 1;     // likewise without α of small messages / with it
   tuning::PingPongStep pp_step;  // over the fabric: where the ping-pong steps up (n 0: nowhere)
   std::vector<TrainRun> train_runs;  // the run of train[i]
+  // Over the fabric the runs at half small_below (injected messages): not in the fit, K of
+  // small messages refitted to them (CostModel::call_wake_small), and its error gain.
+  std::vector<TrainRun> small_runs;
+  double small_k_gain = 1;
+  int small_k_runs = 0;  // the runs K of small messages was refitted to (those charged it)
   std::map<Collective, std::vector<tuning::CrossoverSegment>> tables;
   std::vector<Measured> results;
   double drift = 1, drift_small = 1, drift_large = 1;
@@ -1430,11 +1436,12 @@ int calibrate(int argc, char** argv) {
   // the smallest largest check, each as a multiple of its bound); the same on every rank.
   // An attempt's state as references (assignable from a snapshot of values).
   const auto state = [&] {
-    return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier, train, train_runs, tables, results,
-                    drift, drift_small, drift_large, drift_fit, drift_passes, drifted, probe_before,
-                    fit_break_gain, fit_small_gain, pp_step, probe_after, probes_during,
-                    probe_change, probe_moved, omega_fitted, omega_disagrees, ring_ratio,
-                    rings_disagree, fanout_runs, streamed_runs, validation_seconds);
+    return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier, train, train_runs, small_runs,
+                    small_k_gain, small_k_runs, tables, results, drift, drift_small, drift_large,
+                    drift_fit, drift_passes, drifted, probe_before, fit_break_gain, fit_small_gain,
+                    pp_step, probe_after, probes_during, probe_change, probe_moved, omega_fitted,
+                    omega_disagrees, ring_ratio, rings_disagree, fanout_runs, streamed_runs,
+                    validation_seconds);
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
@@ -1455,6 +1462,7 @@ int calibrate(int argc, char** argv) {
       gamma_pts.clear();
       train.clear();
       train_runs.clear();
+      small_runs.clear();
       tables.clear();
       results.clear();
     }
@@ -1823,7 +1831,18 @@ int calibrate(int argc, char** argv) {
         std::vector<std::vector<double>> rounds;  // per candidate, over the passes
       };
       std::vector<TrainPlan> train_plans;
-      for (const double n : sizes) {
+      // Over the fabric where α of small messages is fitted, one size more below the inject size
+      // (half small_below: 128 B on sockets), every message there injected: timed as the others
+      // but not in the fit; K of small messages is refitted to it (CostModel::call_wake_small,
+      // below). In the fit itself (one K) such a call took K from 256 B up, where over sockets
+      // a call is mostly its first wake-up: p = 4 on 2 cores, the validation's naive broadcast
+      // took 18-22 µs at 128 B and 44-65 at 256 B (fiftieth session), and every broadcast at
+      // 128 B was predicted at 1.5-2.9 times its time. About 3 s a launch.
+      const double small_size = fabric && small_bytes >= 2 ? std::floor(small_bytes / 2) : 0.0;
+      std::vector<double> timed_sizes = sizes;
+      if (small_size > 0 && small_size < sizes.front())
+        timed_sizes.insert(timed_sizes.begin(), small_size);
+      for (const double n : timed_sizes) {
         for (Collective c : {Collective::bcast, Collective::reduce, Collective::allreduce,
                              Collective::allgather}) {
           // Only formulas linear in α, β, γ (hybrid picks a strategy by the model: left out),
@@ -1988,6 +2007,10 @@ int calibrate(int argc, char** argv) {
           pipe_timed.push_back(
               {std::string(plan.cands[j]->name), n, std::ceil(n / plan.packets[j]), 0, t[j], 0});
         for (std::size_t j = 0; j < plan.pts.size(); ++j) {
+          if (n == small_size) {
+            small_runs.push_back({plan.cands[j], n, t[j]});
+            continue;
+          }
           for (std::size_t bi = 0; bi < breaks.size(); ++bi) {
             // G as the model fitted under this break keeps it (after the fit, below).
             trains[bi].push_back(tuning::gap_kept(breaks[bi], static_cast<double>(gap_bytes))
@@ -2205,6 +2228,42 @@ int calibrate(int argc, char** argv) {
       }
       lp.model.streamed =
           streamed_runs.size() >= 2 && den > 0 ? std::clamp(num / den, 0.2, 2.0) : 1.0;
+
+      // K of small messages (CostModel::call_wake_small): refitted to the runs it is charged
+      // to, the rest of the model held: those at half small_below (timed above, not in the
+      // fit) and the fit's own whose rounds lie partly below small_below (at 256 B over sockets
+      // the ring's and Rabenseifner's all-reduces, scatter + all-gather's broadcast: 64-128 B
+      // messages; the fit charged them K there). The least relative squares of t ≈ m0 + x K_s,
+      // m0 a run's prediction at K_s = 0 and x what a second of K_s adds to it (its share of
+      // rounds below small_below not in exchanges, times its calls; tuning::refit_term).
+      // Where fewer than two runs are charged it: K (-1).
+      lp.model.call_wake_small = -1;
+      small_k_gain = 1;
+      small_k_runs = 0;
+      if (lp.model.has_small() && !small_runs.empty()) {
+        std::vector<TrainRun> runs = small_runs;
+        for (std::size_t i = 0; i < train.size() && i < train_runs.size(); ++i)
+          if (train[i].small > 0) runs.push_back({train_runs[i].alg, train_runs[i].n, train[i].t});
+        const auto predict_at = [&](double k_small) {
+          tuning::TuningFile at_k = file;
+          at_k.links = {lp};
+          at_k.links.front().model.call_wake_small = k_small;
+          std::vector<double> out;
+          for (const TrainRun& r : runs)
+            out.push_back(training_prediction(r, p, at_k, link, placed));
+          return out;
+        };
+        const std::vector<double> with_k = predict_at(-1), m0 = predict_at(0),
+                                  m1 = predict_at(1e-6);
+        std::vector<double> t, x;
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+          t.push_back(runs[i].t);
+          x.push_back((m1[i] - m0[i]) / 1e-6);
+        }
+        lp.model.call_wake_small = tuning::refit_term(t, m0, x, with_k, &small_k_gain);
+        small_k_runs =
+            static_cast<int>(std::count_if(x.begin(), x.end(), [](double v) { return v > 0; }));
+      }
     }
     // 3c: the pull fan-out φ (CostModel::pull_fanout): the naive broadcast of messages its
     // receivers pull (shm's single-copy reads), timed as the validation times it, against its
@@ -2714,11 +2773,17 @@ int calibrate(int argc, char** argv) {
         else
           std::printf("; no step in the ping-pong)");
       }
-      if (oversub_fit == "collectives" && lp.model.has_small())
+      if (oversub_fit == "collectives" && lp.model.has_small()) {
         std::printf(
             "; alpha of messages below %.0f B (injected) = %.3g s: error x%.2f of one alpha",
             lp.model.small_below, lp.model.alpha_small, 1 / fit_small_gain);
-      else if (oversub_fit == "collectives" && small_bytes > 0)
+        if (lp.model.call_wake_small >= 0)
+          std::printf(
+              "; a call's K there = %.3g s, refitted to the %d runs charged it (%zu at %.0f B, "
+              "not in the fit): their error x%.2f of K's",
+              lp.model.call_wake_small, small_k_runs, small_runs.size(), small_runs.front().n,
+              1 / small_k_gain);
+      } else if (oversub_fit == "collectives" && small_bytes > 0)
         std::printf("; no alpha of its own below %.0f B (injected): error x%.2f with one",
                     small_bytes, 1 / fit_small_gain);
       std::printf("; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f; ", all_pairs.c_str(),
@@ -2945,6 +3010,16 @@ int calibrate(int argc, char** argv) {
               << train[i].bx << ',' << training_prediction(train_runs[i], p, file, link, placed)
               << '\n';
       }
+      if (!small_runs.empty()) {
+        // The runs below the inject size that K of small messages was refitted to (not in the
+        // fit: training.csv holds its points), each with the model written's prediction.
+        std::ofstream csv(report_dir + "/training_small.csv");
+        csv << "collective,algorithm,n,t,predicted\n";
+        for (const TrainRun& r : small_runs)
+          csv << fabcoll::collective_name(r.alg->coll) << ',' << r.alg->name << ','
+              << fmt("%.0f", r.n) << ',' << r.t << ','
+              << training_prediction(r, p, file, link, placed) << '\n';
+      }
       {
         std::ofstream csv(report_dir + "/validation.csv");
         csv << "collective,algorithm,n,predicted,measured,chosen,fastest,probe,same_messages_as,"
@@ -3004,6 +3079,11 @@ int calibrate(int argc, char** argv) {
          << " | " << fmt("%.3f", lp.model.call_wake * 1e6)
          << (lp.call_wake_above > 0
                  ? " (" + fmt("%.3f", lp.call_wake_above * 1e6) + " above the break)"
+                 : std::string())
+         << (lp.model.has_small() && lp.model.call_wake_small >= 0
+                 ? " (" + fmt("%.3f", lp.model.call_wake_small * 1e6) + " below " +
+                       fmt("%.0f B, refitted to the runs in training_small.csv)",
+                           lp.model.small_below)
                  : std::string())
          << " |\n\nω: data its sender wrote within the collective (received, combined, "
             "copied) costs βω per byte; measured by the ping-pong bouncing a buffer, each "

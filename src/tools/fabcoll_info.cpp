@@ -162,13 +162,20 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
   }
   if (m.has_small()) {
     const bool small_o = m.overhead_small >= 0 && m.overhead >= 0;
-    char o_text[64] = "";
+    const bool small_k = m.call_wake_small >= 0;
+    char o_text[64] = "", k_text[64] = "";
     if (small_o)
       std::snprintf(o_text, sizeof o_text, ", their sender o = %.3g us", m.overhead_small * 1e6);
+    if (small_k)
+      std::snprintf(k_text, sizeof k_text, ", a call's K = %.3g us", m.call_wake_small * 1e6);
     std::printf(
-        "# small messages: those of fewer than %.0f B (injected) cost alpha = %.3g us%s; an "
+        "# small messages: those of fewer than %.0f B (injected) cost alpha = %.3g us%s%s; an "
         "algorithm's alpha is mixed by the share of its rounds in them%s\n",
-        m.small_below, m.alpha_small * 1e6, o_text, small_o ? ", and its o alike" : "");
+        m.small_below, m.alpha_small * 1e6, o_text, k_text,
+        small_o && small_k ? ", and its o and K alike"
+        : small_o          ? ", and its o alike"
+        : small_k          ? ", and its K alike"
+                           : "");
   }
   if (m.placement != nullptr && m.placement->size() == p)
     std::printf(

@@ -299,7 +299,8 @@ PacketChoice with_gamma_large(const Algorithm& alg, double n, int p, PacketChoic
 // the break, so they held the lower segment's α in the mix.
 //
 // The sender's o likewise, where o of small messages is measured (CostModel::overhead_small):
-// an injected send's, not the one refitted to the naive broadcast's larger messages.
+// an injected send's, not the one refitted to the naive broadcast's larger messages; and K
+// where K of small messages is fitted (CostModel::call_wake_small).
 //
 // Their bytes cost the upper segment's β, not β below the break (where the fit took that apart:
 // fabcoll-calibrate over the fabric): an injected message's time does not climb with its size
@@ -313,6 +314,7 @@ PacketChoice with_small(const Algorithm& alg, double n, int p, const CostModel& 
       c.m.alpha = c.m.alpha_small;
       c.m.beta = std::min(c.m.beta, above.beta);
       if (c.m.overhead_small >= 0 && c.m.overhead >= 0) c.m.overhead = c.m.overhead_small;
+      if (c.m.call_wake_small >= 0) c.m.call_wake = c.m.call_wake_small;
     }
     return c;
   }
@@ -334,6 +336,12 @@ PacketChoice with_small(const Algorithm& alg, double n, int p, const CostModel& 
     // sender's o where o of small messages is measured (CostModel::overhead_small).
     if (m.overhead_small >= 0 && m.overhead >= 0 && share < 1)
       r.m.overhead = m.overhead_small + share * (m.overhead - m.overhead_small);
+    // K alike where K of small messages is fitted (CostModel::call_wake_small): those rounds
+    // held the lower segment's K in the mix (mixed_segments), as their α.
+    if (m.call_wake_small >= 0 && share < 1)
+      r.m.call_wake = std::max(
+          0.0, share <= 0 ? m.call_wake_small
+                          : m.call_wake - (1 - share) * (below.call_wake - m.call_wake_small));
     if (share <= 0) {
       r.m.alpha = m.alpha_small;
       r.m.exchange_alpha = below.exchange_alpha;

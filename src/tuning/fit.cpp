@@ -470,6 +470,33 @@ std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const doubl
   return best;
 }
 
+double refit_term(std::span<const double> t, std::span<const double> base,
+                  std::span<const double> x, std::span<const double> held, double* gain) {
+  if (gain != nullptr) *gain = 1;
+  const std::size_t n = std::min({t.size(), base.size(), x.size()});
+  double num = 0, den = 0;
+  int charged = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(t[i] > 0) || !(x[i] > 0)) continue;
+    const double w = 1.0 / (t[i] * t[i]);
+    num += w * x[i] * (t[i] - base[i]);
+    den += w * x[i] * x[i];
+    ++charged;
+  }
+  if (charged < 2 || !(den > 0)) return -1;
+  const double v = std::max(0.0, num / den);
+  if (gain != nullptr) {
+    double before = 0, after = 0;
+    for (std::size_t i = 0; i < n && i < held.size(); ++i) {
+      if (!(t[i] > 0)) continue;
+      before += std::pow((held[i] - t[i]) / t[i], 2);
+      after += std::pow((base[i] + x[i] * v - t[i]) / t[i], 2);
+    }
+    *gain = after > 0 ? before / after : 1;
+  }
+  return v;
+}
+
 double refit_overhead(std::span<const CostPoint> pts, std::span<const double> residuals,
                       double overhead, bool receive) {
   double num = 0, den = 0;

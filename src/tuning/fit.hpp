@@ -354,6 +354,16 @@ struct AttemptChange {
 /// every attempt in the VM's mode at 2.)
 bool attempt_changed_less(const AttemptChange& a, const AttemptChange& b);
 
+/// One more term of a model refitted to timed runs, the rest held: the least relative squares
+/// of t ≈ base + x·v over the runs with t > 0 and x > 0 (base: a run's prediction without the
+/// term, x: what one unit of it adds), at least 0. -1 where fewer than two runs have x > 0.
+/// gain (when not null): the runs' sum of squared relative errors under `held` (their
+/// predictions with the term as the model had it) over that with v; 1 where v is -1.
+/// fabcoll-calibrate: K of small messages (CostModel::call_wake_small) to the runs below the
+/// inject size.
+double refit_term(std::span<const double> t, std::span<const double> base,
+                  std::span<const double> x, std::span<const double> held, double* gain = nullptr);
+
 /// The sender's overhead o (CostModel::overhead) refitted to the points whose formulas charge
 /// it (CostPoint::o > 0), the rest of a fit held: `residuals` are the fit's (t − its model, as
 /// CostFit::residuals), whose c held the points' o terms at `overhead`. The least relative

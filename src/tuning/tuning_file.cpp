@@ -80,6 +80,7 @@ std::string to_json_text(const TuningFile& f) {
       link["small_below"] = l.model.small_below;
       link["alpha_small"] = l.model.alpha_small;
       if (l.model.overhead_small >= 0) link["overhead_small"] = l.model.overhead_small;
+      if (l.model.call_wake_small >= 0) link["call_wake_small"] = l.model.call_wake_small;
     }
     if (l.exchange_alpha_above > 0) link["exchange_alpha_above"] = l.exchange_alpha_above;
     if (l.model.call_wake > 0) link["call_wake"] = l.model.call_wake;
@@ -280,6 +281,16 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
           return std::nullopt;
         }
         if (p.model.overhead_small < 0) p.model.overhead_small = -1;
+      }
+      // K of small messages likewise (optional, with small_below only; absent or negative: K).
+      if (const auto it = l.find("call_wake_small"); it != l.end()) {
+        p.model.call_wake_small = it->is_number() ? it->get<double>() : std::nan("");
+        if (!std::isfinite(p.model.call_wake_small) || !p.model.has_small()) {
+          error = "link " + p.link_class +
+                  ": call_wake_small must be a number, and only with small_below and alpha_small";
+          return std::nullopt;
+        }
+        if (p.model.call_wake_small < 0) p.model.call_wake_small = -1;
       }
       // κ (optional, absent where not fitted): 1, the texts' model.
       if (const auto it = l.find("streamed"); it != l.end())
@@ -535,12 +546,12 @@ std::string format_link_model(const LinkModel& l) {
       text, sizeof text,
       "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
       "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-      "%.17g %.17g",
+      "%.17g %.17g %.17g",
       m.alpha, m.beta, m.gamma, m.overhead, m.pull_bytes, m.copy, m.written, m.written_from,
       m.exchange_alpha, m.exchange_beta, l.break_bytes, l.above.alpha, l.above.beta, m.gap,
       l.above.gap, m.wake, m.large_from, m.beta_large, m.streamed, m.small_below, m.alpha_small,
       l.above.exchange_alpha, m.call_wake, m.receive_overhead, m.ring_exchange_beta,
-      l.above.call_wake, m.gamma_large_from, m.gamma_large, m.overhead_small);
+      l.above.call_wake, m.gamma_large_from, m.gamma_large, m.overhead_small, m.call_wake_small);
   return text;
 }
 
@@ -550,14 +561,14 @@ std::size_t parse_link_model(const std::string& text, LinkModel& out) {
   int used = 0;
   if (std::sscanf(text.c_str(),
                   "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg "
-                  "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg%n",
+                  "%lg %lg %lg %lg %lg %lg %lg %lg %lg %lg %lg%n",
                   &m.alpha, &m.beta, &m.gamma, &m.overhead, &m.pull_bytes, &m.copy, &m.written,
                   &m.written_from, &m.exchange_alpha, &m.exchange_beta, &l.break_bytes,
                   &l.above.alpha, &l.above.beta, &m.gap, &l.above.gap, &m.wake, &m.large_from,
                   &m.beta_large, &m.streamed, &m.small_below, &m.alpha_small,
                   &l.above.exchange_alpha, &m.call_wake, &m.receive_overhead, &m.ring_exchange_beta,
                   &l.above.call_wake, &m.gamma_large_from, &m.gamma_large, &m.overhead_small,
-                  &used) != 29 ||
+                  &m.call_wake_small, &used) != 30 ||
       used <= 0)
     return 0;
   // The numbers end at the end of the line or at a space: "… 1.1x" is garbled, not 1.1.

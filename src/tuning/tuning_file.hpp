@@ -43,6 +43,8 @@
 //                  alpha, both > 0, small_below below break_bytes; absent: none),
 //                  "overhead_small" (optional, with small_below only: o of those messages,
 //                  seconds; absent or negative: overhead),
+//                  "call_wake_small" (optional, with small_below only: K for a call's share
+//                  of rounds in those messages, seconds; absent or negative: call_wake),
 //                  "exchange_alpha_above" (optional: χα above the break, in
 //                  [kExchangeMin, kExchangeFileMax]; absent: exchange_alpha),
 //                  "call_wake" (optional: K, what a call adds once for the share of its path

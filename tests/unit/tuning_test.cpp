@@ -640,6 +640,35 @@ TEST(Fit, CostPointsRecoverBetaBeyondTheCache) {
 // 256 B (the ring's and Rabenseifner's all-reduces at 256 B, p = 4) at half α give it back as
 // alpha_small, with α and β; fitted without the column they do not fit; with no point below,
 // alpha_small is α.
+// One more term refitted to timed runs with the rest held (fabcoll-calibrate's K of small
+// messages, CostModel::call_wake_small): runs t = base + x·v with 2% noise give v back, runs
+// the term does not reach (x = 0) count for nothing; a value below zero is 0; fewer than two
+// runs reached: -1; the gain is the held predictions' error over the refitted one's.
+TEST(Fit, RefitTermRecoversItsValue) {
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0, 0.02);
+  std::vector<double> t, base, x, held;
+  for (int i = 0; i < 12; ++i) {
+    const double b = 5e-6 + 1e-6 * i;
+    const double xi = i % 3 == 0 ? 0.0 : 0.5 + 0.1 * i;
+    base.push_back(b);
+    x.push_back(xi);
+    t.push_back((b + xi * 1.5e-5) * (1 + noise(rng)));
+    held.push_back(b + xi * 4e-5);  // the term at K, far above
+  }
+  double gain = 0;
+  EXPECT_NEAR(refit_term(t, base, x, held, &gain), 1.5e-5, 0.05e-5);
+  EXPECT_GT(gain, 10);
+  std::vector<double> reached_none = x;
+  for (double& v : reached_none) v = 0;
+  reached_none[1] = 1;
+  EXPECT_EQ(refit_term(t, base, reached_none, held, &gain), -1);
+  EXPECT_EQ(gain, 1);
+  std::vector<double> faster = base;
+  for (double& v : faster) v *= 0.5;
+  EXPECT_EQ(refit_term(faster, base, x, held), 0);
+}
+
 TEST(Fit, CostPointsRecoverAlphaOfSmallMessages) {
   const double below = 256;
   CostModel truth{4e-5, 2.5e-10, 2.5e-11};
@@ -814,6 +843,23 @@ TEST(Crossover, AlphaOfSmallMessagesByTheShareOfRounds) {
   EXPECT_EQ(segment_k(*naive, 128, 4, so, so, 0).m.overhead, 3e-6);
   so_small.overhead = -1;
   EXPECT_EQ(segment_k(*naive, 128, 4, so_small, so_small, 0).m.overhead, -1);
+  // K alike where K of small messages is fitted (CostModel::call_wake_small): the naive
+  // broadcast at 128 B costs K_s in place of K, at 512 B K; reduce + bcast at 1 KiB mixes it
+  // by the share that mixes α; a pipeline's small packets take it; not fitted (-1): K.
+  CostModel sk = sm;
+  sk.call_wake = 4e-5;
+  CostModel sk_small = sk;
+  sk_small.call_wake_small = 1e-5;
+  EXPECT_EQ(segment_k(*naive, 128, 4, sk_small, sk_small, 0).m.call_wake, 1e-5);
+  EXPECT_NEAR(algorithm_cost(*naive, 128, 4, LinkModel::uniform(sk)) -
+                  algorithm_cost(*naive, 128, 4, LinkModel::uniform(sk_small)),
+              3e-5, 1e-15);
+  EXPECT_EQ(segment_k(*naive, 512, 4, sk_small, sk_small, 0).m.call_wake, 4e-5);
+  EXPECT_NEAR(segment_k(*rb, 1024, 4, sk_small, sk_small, 0).m.call_wake, 4e-5 - small * 3e-5,
+              1e-18);
+  const PacketChoice piped_k = segment_k(*lin, 4096, 4, sk_small, sk_small, 0);
+  EXPECT_EQ(piped_k.m.call_wake, std::ceil(4096 / piped_k.k) < 256 ? 1e-5 : 4e-5);
+  EXPECT_EQ(segment_k(*naive, 128, 4, sk, sk, 0).m.call_wake, 4e-5);
   // β below the break (fitted apart over the fabric) is not the small messages': their bytes
   // cost the upper segment's β. The ring's 64 B messages at 256 B all of them, reduce + bcast's
   // at 1 KiB (256 B messages) none, recursive doubling's at 1 KiB (messages of 1 KiB) none.
@@ -2208,6 +2254,7 @@ void expect_same_link(const LinkModel& got, const LinkModel& want) {
     EXPECT_EQ(g.small_below, w.small_below);
     EXPECT_EQ(g.alpha_small, w.alpha_small);
     EXPECT_EQ(g.overhead_small, w.overhead_small);
+    EXPECT_EQ(g.call_wake_small, w.call_wake_small);
     EXPECT_EQ(g.call_wake, w.call_wake);
     EXPECT_EQ(g.ring_exchange_beta, w.ring_exchange_beta);
   }
@@ -2232,6 +2279,7 @@ TEST(TuningFile, LinkModelLineRoundTrips) {
   m.small_below = 256;
   m.alpha_small = 1.125e-6;
   m.overhead_small = 6.25e-7;
+  m.call_wake_small = 8.5e-6;
   m.receive_overhead = 1.75e-7;
   m.ring_exchange_beta = 6.5e-10;
   l.break_bytes = 65536;
@@ -2549,7 +2597,21 @@ TEST(TuningFile, AlphaOfSmallMessagesRoundTripsAndIsChecked) {
   alone.replace(alone.find(alpha_key), alpha_key.size(), "\"alpha_small_\": 2.5e-05");
   EXPECT_FALSE(parse_tuning(alone, err));
   EXPECT_NE(err.find("only with small_below and alpha_small"), std::string::npos) << err;
+  // K of small messages likewise.
   f.links[1].model.overhead_small = -1;
+  EXPECT_EQ(to_json_text(f).find("call_wake_small"), std::string::npos);
+  f.links[1].model.call_wake_small = 7.5e-6;
+  const auto with_k = parse_tuning(to_json_text(f), err);
+  ASSERT_TRUE(with_k) << err;
+  EXPECT_EQ(model_for(*with_k, "ofi/sockets").call_wake_small, 7.5e-6);
+  const std::string k_text = to_json_text(f);
+  const std::string k_key = "\"call_wake_small\": 7.5e-06";
+  ASSERT_NE(k_text.find(k_key), std::string::npos) << k_text;
+  std::string bad_k = k_text;
+  bad_k.replace(bad_k.find(k_key), k_key.size(), "\"call_wake_small\": \"x\"");
+  EXPECT_FALSE(parse_tuning(bad_k, err));
+  EXPECT_NE(err.find("call_wake_small must be a number"), std::string::npos) << err;
+  f.links[1].model.call_wake_small = -1;
   f.links[1].model.small_below = f.links[1].break_bytes;
   EXPECT_FALSE(parse_tuning(to_json_text(f), err));
   EXPECT_NE(err.find("small_below must lie below break_bytes"), std::string::npos) << err;

@@ -239,7 +239,8 @@ bool mates_charged(const Algorithm& alg, const CostQuery& q, long& strategy, dou
   if (!q.m.core_mate_relays || placed == nullptr || placed->size() != q.p) return false;
   const bool pipelined = alg.optimal_k != nullptr;
   // A pipelined one at one packet only: in shm's rings, and over the fabric where that packet
-  // (the whole message) is injected (CostModel::small_below; see core_mate_factor).
+  // (the whole message) is injected (CostModel::small_below; see core_mate_factor). (For
+  // cpu_port_factor too, which starts at kCpuPortBytesFrom: above any inject size so far.)
   if (pipelined &&
       (q.k >= 2 || !(q.m.pull_bytes > 0 || (q.m.has_small() && q.n < q.m.small_below))))
     return false;

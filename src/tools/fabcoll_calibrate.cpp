@@ -1437,11 +1437,11 @@ int calibrate(int argc, char** argv) {
   // An attempt's state as references (assignable from a snapshot of values).
   const auto state = [&] {
     return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier, train, train_runs, small_runs,
-                    small_k_gain, small_k_runs, tables, results, drift, drift_small, drift_large,
-                    drift_fit, drift_passes, drifted, probe_before, fit_break_gain, fit_small_gain,
-                    pp_step, probe_after, probes_during, probe_change, probe_moved, omega_fitted,
-                    omega_disagrees, ring_ratio, rings_disagree, fanout_runs, streamed_runs,
-                    validation_seconds);
+                    small_k_gain, small_k_runs, o_burst, tables, results, drift, drift_small,
+                    drift_large, drift_fit, drift_passes, drifted, probe_before, fit_break_gain,
+                    fit_small_gain, pp_step, probe_after, probes_during, probe_change, probe_moved,
+                    omega_fitted, omega_disagrees, ring_ratio, rings_disagree, fanout_runs,
+                    streamed_runs, validation_seconds);
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
@@ -1838,10 +1838,11 @@ int calibrate(int argc, char** argv) {
       // a call is mostly its first wake-up: p = 4 on 2 cores, the validation's naive broadcast
       // took 18-22 µs at 128 B and 44-65 at 256 B (fiftieth session), and every broadcast at
       // 128 B was predicted at 1.5-2.9 times its time. About 3 s a launch.
-      const double small_size = fabric && small_bytes >= 2 ? std::floor(small_bytes / 2) : 0.0;
+      // (In whole doubles, as run_once times them: at least one.)
+      const double small_size = fabric ? std::floor(small_bytes / 16) * 8 : 0.0;
+      const bool timed_small = small_size >= 8 && small_size < sizes.front();
       std::vector<double> timed_sizes = sizes;
-      if (small_size > 0 && small_size < sizes.front())
-        timed_sizes.insert(timed_sizes.begin(), small_size);
+      if (timed_small) timed_sizes.insert(timed_sizes.begin(), small_size);
       for (const double n : timed_sizes) {
         for (Collective c : {Collective::bcast, Collective::reduce, Collective::allreduce,
                              Collective::allgather}) {
@@ -2007,7 +2008,7 @@ int calibrate(int argc, char** argv) {
           pipe_timed.push_back(
               {std::string(plan.cands[j]->name), n, std::ceil(n / plan.packets[j]), 0, t[j], 0});
         for (std::size_t j = 0; j < plan.pts.size(); ++j) {
-          if (n == small_size) {
+          if (timed_small && n == small_size) {
             small_runs.push_back({plan.cands[j], n, t[j]});
             continue;
           }
@@ -3011,8 +3012,9 @@ int calibrate(int argc, char** argv) {
               << '\n';
       }
       if (!small_runs.empty()) {
-        // The runs below the inject size that K of small messages was refitted to (not in the
-        // fit: training.csv holds its points), each with the model written's prediction.
+        // The runs timed below the inject size (not in the fit: training.csv holds its points),
+        // each with the model written's prediction; K of small messages, where refitted, was
+        // refitted to them and to training.csv's runs with rounds below it.
         std::ofstream csv(report_dir + "/training_small.csv");
         csv << "collective,algorithm,n,t,predicted\n";
         for (const TrainRun& r : small_runs)
@@ -3082,7 +3084,8 @@ int calibrate(int argc, char** argv) {
                  : std::string())
          << (lp.model.has_small() && lp.model.call_wake_small >= 0
                  ? " (" + fmt("%.3f", lp.model.call_wake_small * 1e6) + " below " +
-                       fmt("%.0f B, refitted to the runs in training_small.csv)",
+                       fmt("%.0f B, refitted to the runs in training_small.csv and "
+                           "training.csv's with rounds below it)",
                            lp.model.small_below)
                  : std::string())
          << " |\n\nω: data its sender wrote within the collective (received, combined, "

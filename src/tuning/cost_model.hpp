@@ -209,12 +209,13 @@ struct CostModel {
   /// K of small messages: K (call_wake) for the share of a call's rounds below small_below
   /// (with α of small messages set; < 0: K there too), mixed as α of small messages is
   /// (tuning::segment_k). Over sockets a call whose sends the provider injects does not wait
-  /// as long: p = 4 on 2 cores, the validation's broadcasts at 128 B took 18-22 µs (naive)
-  /// and 27-31 µs (binomial) where those at 256 B took 44-65 µs whatever their hops (the
-  /// fiftieth session's launches), and with K fitted from 256 B up (40-50 µs) every broadcast
-  /// at 128 B was predicted at 1.5-2.9 times its time. Refitted by fabcoll-calibrate to the
-  /// timed collectives at half small_below (128 B), the rest of the fit held (those runs are
-  /// not in the fit itself); 0 where none is charged it.
+  /// as long: p = 4 on 2 cores, 21 launches of the fiftieth session, the validation's naive
+  /// broadcast took 17.8-26.2 µs at 128 B in 12 and 29.6-40.4 in 9 (two paces of the VM),
+  /// where at 256 B it took 47-68 µs; with K fitted from 256 B up (40-50 µs) every broadcast
+  /// at 128 B came out at up to 2.9 times its time. Refitted by fabcoll-calibrate, the rest of
+  /// the fit held, to the timed collectives at half small_below (128 B; not in the fit itself)
+  /// and to the fit's runs with rounds below small_below; -1 (K) where fewer than two runs are
+  /// charged it.
   double call_wake_small = -1;
   /// o_r: a receiver's time per message where one rank takes p − 1 messages one after another
   /// (the naive reduce's folding rank), apart from the sender's o: PLogP's o_r beside o_s

@@ -488,7 +488,7 @@ double refit_term(std::span<const double> t, std::span<const double> base,
   if (gain != nullptr) {
     double before = 0, after = 0;
     for (std::size_t i = 0; i < n && i < held.size(); ++i) {
-      if (!(t[i] > 0)) continue;
+      if (!(t[i] > 0) || !(x[i] > 0)) continue;
       before += std::pow((held[i] - t[i]) / t[i], 2);
       after += std::pow((base[i] + x[i] * v - t[i]) / t[i], 2);
     }

@@ -357,7 +357,7 @@ bool attempt_changed_less(const AttemptChange& a, const AttemptChange& b);
 /// One more term of a model refitted to timed runs, the rest held: the least relative squares
 /// of t ≈ base + x·v over the runs with t > 0 and x > 0 (base: a run's prediction without the
 /// term, x: what one unit of it adds), at least 0. -1 where fewer than two runs have x > 0.
-/// gain (when not null): the runs' sum of squared relative errors under `held` (their
+/// gain (when not null): those runs' sum of squared relative errors under `held` (their
 /// predictions with the term as the model had it) over that with v; 1 where v is -1.
 /// fabcoll-calibrate: K of small messages (CostModel::call_wake_small) to the runs below the
 /// inject size.

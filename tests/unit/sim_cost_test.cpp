@@ -616,8 +616,10 @@ TEST(Placement, OneWayMessagesBetweenTwoCpusGoOneAfterTheOther) {
 // then to rank 3; rank 1 relays to 2), cyclic: no message goes to a core-mate, but rank 2 copies
 // rank 1's message out on the CPU its core-mate, the root, sends to 3 from, and rank 3 its
 // message on the CPU rank 1 relays from (sim::World::set_receiver_mates): three hops' time for
-// two at k = 1. Charged in the rings at one packet only (a stream of packets is κ's), not over
-// the fabric (no pull threshold), where it ran under the binomial tree.
+// two at k = 1. Charged in the rings at one packet only (a stream of packets is κ's), and over
+// the fabric (no pull threshold) only where that packet is injected (below small_below): from
+// 256 B over sockets it ran under the binomial tree, at 128-232 B 2.09-2.90 times the naive
+// broadcast in 11 of 15 launches (fiftieth session).
 TEST(Placement, RingReceiversWaitForTheirSendingCoreMates) {
   const Algorithm& tree = *find_algorithm(Collective::bcast, "pipelined_binary_tree");
   const Placement* cyclic = placement_for_mapping("cyclic", 4, 2);

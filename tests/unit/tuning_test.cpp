@@ -636,14 +636,11 @@ TEST(Fit, CostPointsRecoverBetaBeyondTheCache) {
   EXPECT_EQ(fit_cost_points(small).beta_large, fit_cost_points(small).beta);
 }
 
-// α of small messages (CostModel::small_below): points whose rounds partly carry messages below
-// 256 B (the ring's and Rabenseifner's all-reduces at 256 B, p = 4) at half α give it back as
-// alpha_small, with α and β; fitted without the column they do not fit; with no point below,
-// alpha_small is α.
 // One more term refitted to timed runs with the rest held (fabcoll-calibrate's K of small
 // messages, CostModel::call_wake_small): runs t = base + x·v with 2% noise give v back, runs
-// the term does not reach (x = 0) count for nothing; a value below zero is 0; fewer than two
-// runs reached: -1; the gain is the held predictions' error over the refitted one's.
+// the term does not reach (x = 0) count for nothing, in v or in the gain (timed far off here);
+// a value below zero is 0; fewer than two runs reached: -1; the gain is the held predictions'
+// error over the refitted one's.
 TEST(Fit, RefitTermRecoversItsValue) {
   std::mt19937 rng(7);
   std::normal_distribution<double> noise(0, 0.02);
@@ -653,7 +650,8 @@ TEST(Fit, RefitTermRecoversItsValue) {
     const double xi = i % 3 == 0 ? 0.0 : 0.5 + 0.1 * i;
     base.push_back(b);
     x.push_back(xi);
-    t.push_back((b + xi * 1.5e-5) * (1 + noise(rng)));
+    // Runs the term does not reach are timed far off their base: they must not pull v.
+    t.push_back(xi > 0 ? (b + xi * 1.5e-5) * (1 + noise(rng)) : 10 * b);
     held.push_back(b + xi * 4e-5);  // the term at K, far above
   }
   double gain = 0;
@@ -669,6 +667,10 @@ TEST(Fit, RefitTermRecoversItsValue) {
   EXPECT_EQ(refit_term(faster, base, x, held), 0);
 }
 
+// α of small messages (CostModel::small_below): points whose rounds partly carry messages below
+// 256 B (the ring's and Rabenseifner's all-reduces at 256 B, p = 4) at half α give it back as
+// alpha_small, with α and β; fitted without the column they do not fit; with no point below,
+// alpha_small is α.
 TEST(Fit, CostPointsRecoverAlphaOfSmallMessages) {
   const double below = 256;
   CostModel truth{4e-5, 2.5e-10, 2.5e-11};
@@ -836,16 +838,25 @@ TEST(Crossover, AlphaOfSmallMessagesByTheShareOfRounds) {
                   algorithm_cost(*naive, 128, 4, LinkModel::uniform(so_small)),
               2 * 2e-6, 1e-15);
   EXPECT_EQ(segment_k(*naive, 512, 4, so_small, so_small, 0).m.overhead, 3e-6);
-  EXPECT_NEAR(segment_k(*rb, 1024, 4, so_small, so_small, 0).m.overhead, 3e-6 - small * 2e-6,
+  // Rabenseifner's at 512 B, p = 4: its 128 B rounds below, its 256 B ones not.
+  const Algorithm* rab = find_algorithm(Collective::allreduce, "rabenseifner");
+  ASSERT_NE(rab, nullptr);
+  const double rab_rounds = 1 - sim_break_shares(*rab, 4, 512, 256, -1).alpha;
+  ASSERT_GT(rab_rounds, 0);
+  ASSERT_LT(rab_rounds, 1);
+  EXPECT_NEAR(segment_k(*rab, 512, 4, so_small, so_small, 0).m.overhead, 3e-6 - rab_rounds * 2e-6,
               1e-18);
-  const PacketChoice piped_o = segment_k(*lin, 4096, 4, so_small, so_small, 0);
-  EXPECT_EQ(piped_o.m.overhead, std::ceil(4096 / piped_o.k) < 256 ? 1e-6 : 3e-6);
+  const PacketChoice piped_o = segment_k(*lin, 128, 4, so_small, so_small, 0);
+  ASSERT_LT(std::ceil(128 / std::max(1.0, piped_o.k)), 256);
+  EXPECT_EQ(piped_o.m.overhead, 1e-6);
   EXPECT_EQ(segment_k(*naive, 128, 4, so, so, 0).m.overhead, 3e-6);
   so_small.overhead = -1;
   EXPECT_EQ(segment_k(*naive, 128, 4, so_small, so_small, 0).m.overhead, -1);
   // K alike where K of small messages is fitted (CostModel::call_wake_small): the naive
-  // broadcast at 128 B costs K_s in place of K, at 512 B K; reduce + bcast at 1 KiB mixes it
-  // by the share that mixes α; a pipeline's small packets take it; not fitted (-1): K.
+  // broadcast at 128 B costs K_s in place of K, at 512 B K; Rabenseifner's at 512 B mixes it
+  // by the share that mixes α, and across a break (p = 8, 1 KiB: messages of 512, 256 and
+  // 128 B, the break at 512 B) the upper segment's K by its share above and K_s by its share
+  // below 256 B; a pipeline's small packet takes it; not fitted (-1): K.
   CostModel sk = sm;
   sk.call_wake = 4e-5;
   CostModel sk_small = sk;
@@ -855,10 +866,21 @@ TEST(Crossover, AlphaOfSmallMessagesByTheShareOfRounds) {
                   algorithm_cost(*naive, 128, 4, LinkModel::uniform(sk_small)),
               3e-5, 1e-15);
   EXPECT_EQ(segment_k(*naive, 512, 4, sk_small, sk_small, 0).m.call_wake, 4e-5);
-  EXPECT_NEAR(segment_k(*rb, 1024, 4, sk_small, sk_small, 0).m.call_wake, 4e-5 - small * 3e-5,
+  EXPECT_NEAR(segment_k(*rab, 512, 4, sk_small, sk_small, 0).m.call_wake, 4e-5 - rab_rounds * 3e-5,
               1e-18);
-  const PacketChoice piped_k = segment_k(*lin, 4096, 4, sk_small, sk_small, 0);
-  EXPECT_EQ(piped_k.m.call_wake, std::ceil(4096 / piped_k.k) < 256 ? 1e-5 : 4e-5);
+  CostModel up_k = sk_small;
+  up_k.alpha = 8e-5;
+  up_k.call_wake = 6e-5;
+  const double above8 = sim_break_shares(*rab, 8, 1024, 512, -1).alpha;
+  const double small8 = 1 - sim_break_shares(*rab, 8, 1024, 256, -1).alpha;
+  ASSERT_GT(above8, 0);
+  ASSERT_GT(small8, 0);
+  ASSERT_LT(above8 + small8, 1);
+  EXPECT_NEAR(segment_k(*rab, 1024, 8, sk_small, up_k, 512).m.call_wake,
+              4e-5 + above8 * 2e-5 - small8 * 3e-5, 1e-15);
+  const PacketChoice piped_k = segment_k(*lin, 128, 4, sk_small, sk_small, 0);
+  ASSERT_LT(std::ceil(128 / std::max(1.0, piped_k.k)), 256);
+  EXPECT_EQ(piped_k.m.call_wake, 1e-5);
   EXPECT_EQ(segment_k(*naive, 128, 4, sk, sk, 0).m.call_wake, 4e-5);
   // β below the break (fitted apart over the fabric) is not the small messages': their bytes
   // cost the upper segment's β. The ring's 64 B messages at 256 B all of them, reduce + bcast's

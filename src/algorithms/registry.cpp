@@ -258,13 +258,14 @@ double Algorithm::core_mate_factor(const CostQuery& q) const {
   // (CostModel::streamed), and charged at its packet count too the linear pipeline's 1.75 at
   // 10 packets drove κ fitted beside it to 0.31-0.37 (two p = 4 shm launches). Over sockets
   // the pipelined binary-tree broadcast at one packet ran 6-22% under the binomial tree (p = 4
-  // on 2 cores; docs/calibration.md, "Core-mates' relays"), and within 5% of the naive one at
-  // 256 B (timed apart, 70 launches of the forty-sixth to forty-ninth sessions): there a call
-  // is K's (CostModel::call_wake), whatever its hops. Below the inject size (small_below) it
-  // is charged there too: such a call is not. In the 15 launches that timed broadcasts apart
-  // at 128-232 B the naive one was the fastest in every one; the tree took 2.09-2.90 times it
-  // in 11 (the binomial tree 1.44-1.62) and 1.06-1.22 in the other 4, and the model without
-  // the factor, 1-8% under the naive one or over it by as little, chose the tree in two
+  // on 2 cores; docs/calibration.md, "Core-mates' relays"), and at 256-383 B a median 0.99
+  // times the naive one (119 validations timed apart, the forty-sixth to forty-ninth sessions;
+  // 0.87-1.01 in 80% of them): there a call is mostly K (CostModel::call_wake), whatever its
+  // hops. Below the inject size (small_below) it is charged there too: such a call is not. In
+  // the 15 launches of the forty-sixth to forty-ninth sessions that timed broadcasts apart at
+  // 128-232 B the naive one was the fastest in every one; the tree took 2.09-2.90 times it in
+  // 11 (the binomial tree 1.44-1.62) and 1.06-1.22 in the other 4; the model without the
+  // factor put the tree from 12% under the naive one to 28% over it, and chose it in two
   // (regrets 150 and 190%; docs/calibration.md, "Fiftieth session").
   long s = -1;
   double k = 0;

@@ -182,10 +182,10 @@ struct CostModel {
   /// copies it and the call returns), where o (CostModel::overhead) is refitted to the naive
   /// broadcast's timed calls of 256 B and more (fabcoll-calibrate: 2.9-5.7 µs, capped at α).
   /// fabcoll-calibrate's burst of 8-byte sends measures it (sockets, p = 4 on 2 cores:
-  /// 0.8-1.2 µs). Mixed with o by the share of an algorithm's rounds below small_below, as α
-  /// is (tuning::segment_k). With o in its place the naive broadcast's root (p − 2 sends at o
-  /// on top of one α) came out above the binomial tree's two hops at 128 B and that tree was
-  /// chosen there in four launches of four, 48-49% slower (fiftieth session).
+  /// 0.8-1.6 µs, the fiftieth session). Mixed with o by the share of an algorithm's rounds below
+  /// small_below, as α is (tuning::segment_k). With o in its place the naive broadcast's root (p −
+  /// 2 sends at o on top of one α) came out above the binomial tree's two hops at 128 B and that
+  /// tree was chosen there in four launches of four, 48-49% slower (fiftieth session).
   double overhead_small = -1;
   /// K: a call's first wake-up, what a call adds once for the share of its critical path not in
   /// exchanges ((1 − e)K, Algorithm::predict; Algorithm::calls times, and once for each of an

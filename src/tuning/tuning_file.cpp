@@ -272,26 +272,22 @@ std::optional<TuningFile> parse_tuning(std::string_view text, std::string& error
           return std::nullopt;
         }
       }
-      // o of small messages (optional, with small_below only; absent or negative: o).
-      if (const auto it = l.find("overhead_small"); it != l.end()) {
-        p.model.overhead_small = it->is_number() ? it->get<double>() : std::nan("");
-        if (!std::isfinite(p.model.overhead_small) || !p.model.has_small()) {
-          error = "link " + p.link_class +
-                  ": overhead_small must be a number, and only with small_below and alpha_small";
-          return std::nullopt;
+      // o and K of small messages (optional, with small_below only; absent or negative: o, K).
+      const auto small_key = [&](const char* key, double& value) {
+        const auto it = l.find(key);
+        if (it == l.end()) return true;
+        value = it->is_number() ? it->get<double>() : std::nan("");
+        if (!std::isfinite(value) || !p.model.has_small()) {
+          error = "link " + p.link_class + ": " + key +
+                  " must be a number, and only with small_below and alpha_small";
+          return false;
         }
-        if (p.model.overhead_small < 0) p.model.overhead_small = -1;
-      }
-      // K of small messages likewise (optional, with small_below only; absent or negative: K).
-      if (const auto it = l.find("call_wake_small"); it != l.end()) {
-        p.model.call_wake_small = it->is_number() ? it->get<double>() : std::nan("");
-        if (!std::isfinite(p.model.call_wake_small) || !p.model.has_small()) {
-          error = "link " + p.link_class +
-                  ": call_wake_small must be a number, and only with small_below and alpha_small";
-          return std::nullopt;
-        }
-        if (p.model.call_wake_small < 0) p.model.call_wake_small = -1;
-      }
+        if (value < 0) value = -1;
+        return true;
+      };
+      if (!small_key("overhead_small", p.model.overhead_small) ||
+          !small_key("call_wake_small", p.model.call_wake_small))
+        return std::nullopt;
       // κ (optional, absent where not fitted): 1, the texts' model.
       if (const auto it = l.find("streamed"); it != l.end())
         p.model.streamed = it->is_number() ? it->get<double>() : -1.0;

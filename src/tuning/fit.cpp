@@ -471,7 +471,8 @@ std::size_t choose_break(std::span<const WrittenFit> fits, std::span<const doubl
 }
 
 double refit_term(std::span<const double> t, std::span<const double> base,
-                  std::span<const double> x, std::span<const double> held, double* gain) {
+                  std::span<const double> x, std::span<const double> held, double* gain,
+                  int min_runs) {
   if (gain != nullptr) *gain = 1;
   const std::size_t n = std::min({t.size(), base.size(), x.size()});
   double num = 0, den = 0;
@@ -483,7 +484,7 @@ double refit_term(std::span<const double> t, std::span<const double> base,
     den += w * x[i] * x[i];
     ++charged;
   }
-  if (charged < 2 || !(den > 0)) return -1;
+  if (charged < min_runs || !(den > 0)) return -1;
   const double v = std::max(0.0, num / den);
   if (gain != nullptr) {
     double before = 0, after = 0;
@@ -499,18 +500,17 @@ double refit_term(std::span<const double> t, std::span<const double> base,
 
 double refit_overhead(std::span<const CostPoint> pts, std::span<const double> residuals,
                       double overhead, bool receive) {
-  double num = 0, den = 0;
+  // One more term, the rest held: each point's model without its o terms is t less the
+  // residual less the o it charged them (a single point is enough here).
+  std::vector<double> t, base, x;
   for (std::size_t i = 0; i < pts.size() && i < residuals.size(); ++i) {
     const CostPoint& p = pts[i];
     const double terms = receive ? p.o_recv : p.o;
-    if (!(p.t > 0) || !(terms > 0)) continue;
-    const double w = 1.0 / (p.t * p.t);
-    // What the model leaves for its o terms: the residual plus the o it charged them.
-    const double r = residuals[i] + terms * overhead;
-    num += w * terms * r;
-    den += w * terms * terms;
+    t.push_back(p.t);
+    base.push_back(p.t - residuals[i] - terms * overhead);
+    x.push_back(terms);
   }
-  return den > 0 ? std::max(0.0, num / den) : -1.0;
+  return refit_term(t, base, x, {}, nullptr, 1);
 }
 
 bool ring_fit_disagrees(double fit_beta_below, double pingpong_beta_below) {

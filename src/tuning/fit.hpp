@@ -356,13 +356,15 @@ bool attempt_changed_less(const AttemptChange& a, const AttemptChange& b);
 
 /// One more term of a model refitted to timed runs, the rest held: the least relative squares
 /// of t ≈ base + x·v over the runs with t > 0 and x > 0 (base: a run's prediction without the
-/// term, x: what one unit of it adds), at least 0. -1 where fewer than two runs have x > 0.
+/// term, x: what one unit of it adds), at least 0. -1 where fewer than min_runs runs have
+/// x > 0.
 /// gain (when not null): those runs' sum of squared relative errors under `held` (their
 /// predictions with the term as the model had it) over that with v; 1 where v is -1.
 /// fabcoll-calibrate: K of small messages (CostModel::call_wake_small) to the runs below the
-/// inject size.
+/// inject size; refit_overhead (one run enough).
 double refit_term(std::span<const double> t, std::span<const double> base,
-                  std::span<const double> x, std::span<const double> held, double* gain = nullptr);
+                  std::span<const double> x, std::span<const double> held, double* gain = nullptr,
+                  int min_runs = 2);
 
 /// The sender's overhead o (CostModel::overhead) refitted to the points whose formulas charge
 /// it (CostPoint::o > 0), the rest of a fit held: `residuals` are the fit's (t − its model, as

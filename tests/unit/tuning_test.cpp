@@ -824,9 +824,9 @@ TEST(Crossover, AlphaOfSmallMessagesByTheShareOfRounds) {
   EXPECT_EQ(piped.m.alpha, std::ceil(4096 / piped.k) < 256 ? 2e-5 : 4e-5);
   // The sender's o alike where o of small messages is measured (CostModel::overhead_small;
   // fiftieth session): the naive broadcast at 128 B (every send injected) takes it and costs
-  // less by its root's p − 2 sends, at 512 B keeps o; reduce + bcast at 1 KiB mixes it by the
-  // share that mixes α, a pipeline by its packet. Not measured: o; o not measured (o = α):
-  // unmeasured still.
+  // less by its root's p − 2 sends, at 512 B keeps o; Rabenseifner's at 512 B mixes it by the
+  // share that mixes α, a pipeline's small packet takes it. Not measured: o; o not measured
+  // (o = α): unmeasured still.
   const Algorithm* naive = find_algorithm(Collective::bcast, "naive");
   ASSERT_NE(naive, nullptr);
   CostModel so = sm;

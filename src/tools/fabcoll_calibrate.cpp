@@ -48,7 +48,9 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <memory>
 #include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -57,6 +59,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "algorithms/registry.hpp"
@@ -1239,6 +1242,11 @@ int calibrate(int argc, char** argv) {
   bool no_validate = false;
   app.add_flag("--no-validate", no_validate,
                "skip the validation phase (measure and fit only: slow links, scripted runs)");
+  bool fit_first = false;
+  app.add_flag("--fit-first", fit_first,
+               "time all of the fit's training collectives before the validation (default where "
+               "ranks share cores: its first pass before, the others between the validation's "
+               "passes, and the fit done again with all of them)");
   int retries = -1;
   app.add_option("--retries", retries,
                  "when the machine changed speed during a calibration (the ping-pong after the "
@@ -1360,6 +1368,12 @@ int calibrate(int argc, char** argv) {
   double probe_before = 1, probe_after = 1, probe_change = 1;
   std::vector<double> probes_during;  // after each validated size
   double validation_seconds = 0;      // the validation's own time (rank 0's clock)
+  // Where the fit's later training passes ran between the validation's (interleaved): their
+  // time (within validation_seconds), and the validated sizes timed once more after the fit
+  // done again, where it chose another packet count or strategy for a candidate.
+  bool interleaved = false;
+  double training_between = 0;
+  int refit_changed = 0;
   bool probe_moved = false;
   // ω as fitted to the timed collectives where ranks share cores inside a node (0: not fitted
   // there), and whether it disagrees with the probe before the fit (written_fit_disagrees).
@@ -1441,7 +1455,8 @@ int calibrate(int argc, char** argv) {
                     drift_large, drift_fit, drift_passes, drifted, probe_before, fit_break_gain,
                     fit_small_gain, pp_step, probe_after, probes_during, probe_change, probe_moved,
                     omega_fitted, omega_disagrees, ring_ratio, rings_disagree, fanout_runs,
-                    streamed_runs, validation_seconds);
+                    streamed_runs, validation_seconds, interleaved, training_between,
+                    refit_changed);
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
@@ -1638,6 +1653,12 @@ int calibrate(int argc, char** argv) {
     // models, and α, β come from a relative least-squares fit over all of them. The pairs' fit
     // above stays in the report for comparison.
     pairs_lp = lp;
+    // Where the fit's later training passes are timed between the validation's passes
+    // (interleaved, below): a pass of them (train_pass) and the fit to all rounds timed so far
+    // (refit_collectives; its argument: whether it prints its notes).
+    interleaved = false;
+    std::function<void(int)> train_pass;
+    std::function<void(bool)> refit_collectives;
     if (layout > 0 && oversub_fit == "collectives") {
       prog.phase("3b/5 fit to collectives");
       const std::size_t top = 393216;
@@ -1780,7 +1801,6 @@ int calibrate(int argc, char** argv) {
                          small_bytes, brk);
           small_bytes = 0;
         }
-      std::vector<std::vector<tuning::CostPoint>> trains(breaks.size());
       const auto largest = static_cast<std::size_t>(sizes.back());
       PageVector<double> a(largest * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
           b(a.size(), 0.0);
@@ -1800,7 +1820,6 @@ int calibrate(int argc, char** argv) {
         stream_sizes.push_back(static_cast<double>(top));
         if (sizes.back() > top) stream_sizes.push_back(sizes.back());
       }
-      std::vector<StreamedRun> pipe_timed;
       // The reduce since W (CostModel::wake): its binomial and naive algorithms are the fan-in
       // collectives' one-way rounds (fans_in); reduce + bcast is costed as its binomial reduce
       // and broadcast (Algorithm::parts) and is not fitted itself.
@@ -1986,343 +2005,398 @@ int calibrate(int argc, char** argv) {
       }
       const int train_rounds = quick ? 21 : 41;
       const int pass_rounds = (train_rounds + kTrainingPasses - 1) / kTrainingPasses;
-      for (int pass = 0; pass < kTrainingPasses; ++pass)
-        for (TrainPlan& plan : train_plans) {
+      // The plans and buffers outlive this block: the passes timed between the validation's
+      // use them (train_pass).
+      const auto shared_plans = std::make_shared<std::vector<TrainPlan>>(std::move(train_plans));
+      const auto shared_ab = std::make_shared<std::pair<PageVector<double>, PageVector<double>>>(
+          std::move(a), std::move(b));
+      train_pass = [&, shared_plans, shared_ab, order, pass_rounds](int /*pass*/) {
+        for (TrainPlan& plan : *shared_plans) {
           // With pipelines among them each runs under its own model, as in the validation (the
           // whole-message ones under the one that orders their roots); else the context's.
           const bool piped = plan.cands.size() > plan.whole;
           std::vector<std::vector<double>> rounds;
           (void)time_candidates(plan.c, world, fabcoll::world_comm(ctx), p, plan.cands,
                                 plan.packets, piped ? &plan.run_models : nullptr,
-                                static_cast<std::size_t>(plan.n), pass_rounds, barrier, a, b,
-                                nullptr, piped ? nullptr : &order, &rounds);
+                                static_cast<std::size_t>(plan.n), pass_rounds, barrier,
+                                shared_ab->first, shared_ab->second, nullptr,
+                                piped ? nullptr : &order, &rounds);
           for (std::size_t j = 0; j < rounds.size(); ++j)
             plan.rounds[j].insert(plan.rounds[j].end(), rounds[j].begin(), rounds[j].end());
-          prog.advance(train_units / static_cast<double>(train_plans.size() * kTrainingPasses));
+          prog.advance(train_units / static_cast<double>(shared_plans->size() * kTrainingPasses));
         }
-      for (TrainPlan& plan : train_plans) {
-        const double n = plan.n;
-        std::vector<double> t;
-        for (auto& r : plan.rounds) t.push_back(std::max(1e-9, median(r)));
-        for (std::size_t j = plan.whole; j < plan.cands.size(); ++j)
-          pipe_timed.push_back(
-              {std::string(plan.cands[j]->name), n, std::ceil(n / plan.packets[j]), 0, t[j], 0});
-        for (std::size_t j = 0; j < plan.pts.size(); ++j) {
-          if (timed_small && n == small_size) {
-            small_runs.push_back({plan.cands[j], n, t[j]});
-            continue;
-          }
-          for (std::size_t bi = 0; bi < breaks.size(); ++bi) {
-            // G as the model fitted under this break keeps it (after the fit, below).
-            trains[bi].push_back(tuning::gap_kept(breaks[bi], static_cast<double>(gap_bytes))
-                                     ? plan.pts[j]
-                                     : plan.pts_beta[j]);
-            trains[bi].back().t = t[j];
-            trains[bi].back().above = plan.point_above[j][bi];
-            trains[bi].back().above_bytes = plan.point_above_bytes[j][bi];
-          }
-          train_runs.push_back({plan.cands[j], n});
-        }
-      }
-      // ω and χ with α, β: the collectives' own written and exchange shares (each point's f and
-      // e) tell them apart from β (one χ for α and β: the pairs' exchanges cannot be compared
-      // with a one-way ping-pong here). ω only inside a node: it is the cost of reading another
-      // core's modified cache lines (shm's single-copy reads); over the fabric the kernel's or
-      // the provider's copies sit between, the quiet pair measured 1.0 and 1.2 on sockets, and a
-      // free ω there only absorbed noise (sockets, p = 4 on 2 cores: ω = 10, the grid's end,
-      // with β = 4.5e-11 s/B, a fifth of the pairs' 2.2e-10).
-      const double max_omega = link.starts_with("ofi") ? 1.0 : 10.0;
-      // Over the fabric three more (CostFitOptions): χα apart from χβ (up to kExchangeFileMax),
-      // an α of their own for exchanges above the break, and K, a call's first wake-up
-      // (CostModel::call_wake). p = 4 sockets on 2 cores, the timed collectives at 256 B of
-      // thirteen --quick launches: a one-way call's first round took about 90 µs and its later
-      // rounds 20-30 (the naive broadcast 100, the binomial tree 115, reduce + bcast 169), an
-      // exchange round about 105; with one α per round (χα = χβ) the fit put reduce + bcast
-      // 9-40% over its time (six launches) and predicted it above recursive doubling in every
-      // launch, where it was within 2% of recursive doubling or faster in all thirteen. With
-      // these (refitted offline from the same launches' training.csv) it came out below
-      // recursive doubling in eleven and level in two, and in the four launches compared the
-      // fit's weighted error fell to 0.37-0.64 of what it was. K in each segment, fitted apart
-      // (CostModel::call_wake; above the break CostFit::call_wake_above): one K charged at every
-      // size put reduce + bcast under recursive doubling from 29 KiB, where it was 3-17%
-      // slower; none above the break put the naive broadcast and reduce just above a 1 KiB
-      // break 32-40% under their training times (fourteen launches with K above apart: 0-13%,
-      // no regret above 9.4%).
-      // And β below the break apart from β above it (the sizes above say why). Inside a node
-      // too, at shm's single-copy threshold: below it a message is copied twice, into a ring
-      // cell its sender writes and out of it by the receiver, from it once (the receiver's CMA
-      // read). In the VM's slowest mode (the written-data probe x5.7-6.3; reading lines
-      // another core modified) every ring transfer pays for it: p = 4 on 2 cores, one β through
-      // both put every algorithm 26-64% under its time at 8-33 KiB, and eight --quick launches
-      // had median errors of 25.3-32.5% (five with regrets of 44-52%: the hybrid chosen at
-      // 32 KiB, whose halves go through the rings, over recursive doubling's single copies).
-      // With β below the break of its own (2.9-3.0e-10 s/B against 1.2-1.3e-10 above) six
-      // launches in that mode came out at 12.5-14.5% and 4.8-9.3%.
-      tuning::CostFitOptions fit_options;
-      fit_options.split_above = fit_options.call = fabric;
-      fit_options.beta_below = fabric || broken;
-      const auto fit_of = [&](const std::vector<tuning::CostPoint>& tr) {
-        return fabric ? tuning::fit_cost_points_written(
-                            tr, max_omega, tuning::kExchangeMin, tuning::kExchangeFileMax,
-                            tuning::kExchangeMin, tuning::kExchangeMax, fit_options)
-                      : tuning::fit_cost_points_written(tr, max_omega, tuning::kExchangeMin,
-                                                        tuning::kExchangeMax, 1, 1, fit_options);
       };
-      std::vector<tuning::WrittenFit> fits;
-      for (const auto& tr : trains) fits.push_back(fit_of(tr));
-      const std::size_t kept = broken ? 0 : tuning::choose_break(fits, breaks, step_at);
-      train = trains[kept];
-      fit_break_gain = fits[kept].fit.sse > 0 ? fits[0].fit.sse / fits[kept].fit.sse : 1;
-      tuning::WrittenFit wf = fits[kept];
-      // α of small messages kept where its one more parameter pays by the Bayesian
-      // information criterion, as a break is (tuning::choose_break); else fitted without.
-      bool small_kept = false;
-      if (std::any_of(train.begin(), train.end(), [](const auto& pt) { return pt.small > 0; })) {
-        std::vector<tuning::CostPoint> plain = train;
-        for (auto& pt : plain) pt.small = 0;
-        const tuning::WrittenFit without = fit_of(plain);
-        const auto np = static_cast<double>(wf.fit.points);
-        small_kept = wf.fit.alpha_small > 0 && wf.fit.sse > 0 && np > 1 &&
-                     np * std::log(without.fit.sse / wf.fit.sse) > std::log(np);
-        fit_small_gain = wf.fit.sse > 0 ? without.fit.sse / wf.fit.sse : 1;
-        if (!small_kept) {
-          wf = without;
-          train = std::move(plain);
+      // Interleaved (unless --fit-first or --no-validate): the first pass before the fit, whose
+      // model picks the validation's sizes, packet counts and strategies; the others between
+      // the validation's passes, and the fit done again to all of them for the tables and the
+      // predictions (refit_collectives, after the validation's passes). This VM's pace moves
+      // within seconds: over 84 p = 4 sockets launches of the forty-ninth and fiftieth
+      // sessions the validation's last pass took x0.79-1.22 its first, and a launch's median
+      // signed error ran from -25.5% to +29.2% (its misses by median error at the ends); timed
+      // first, the training saw the pace of the 20-30 s before the validation, not the pace
+      // the validation saw.
+      interleaved = !no_validate && !fit_first;
+      for (int pass = 0; pass < (interleaved ? 1 : kTrainingPasses); ++pass) train_pass(pass);
+      // The model before the fit (the ping-pong's), from which every fit starts.
+      const tuning::LinkParams lp_before = lp;
+      refit_collectives = [=, &lp, &train, &train_runs, &small_runs, &fit_break_gain,
+                           &fit_small_gain, &omega_fitted, &o_burst, &ring_ratio, &rings_disagree,
+                           &streamed_runs, &small_k_gain, &small_k_runs](bool say) {
+        lp = lp_before;
+        omega_fitted = 0;
+        ring_ratio = 0;
+        rings_disagree = false;
+        train.clear();
+        train_runs.clear();
+        small_runs.clear();
+        const std::vector<TrainPlan>& train_plans = *shared_plans;
+        std::vector<std::vector<tuning::CostPoint>> trains(breaks.size());
+        std::vector<StreamedRun> pipe_timed;
+        for (const TrainPlan& plan : train_plans) {
+          const double n = plan.n;
+          std::vector<double> t;
+          for (auto& r : plan.rounds) t.push_back(std::max(1e-9, median(r)));
+          for (std::size_t j = plan.whole; j < plan.cands.size(); ++j)
+            pipe_timed.push_back(
+                {std::string(plan.cands[j]->name), n, std::ceil(n / plan.packets[j]), 0, t[j], 0});
+          for (std::size_t j = 0; j < plan.pts.size(); ++j) {
+            if (timed_small && n == small_size) {
+              small_runs.push_back({plan.cands[j], n, t[j]});
+              continue;
+            }
+            for (std::size_t bi = 0; bi < breaks.size(); ++bi) {
+              // G as the model fitted under this break keeps it (after the fit, below).
+              trains[bi].push_back(tuning::gap_kept(breaks[bi], static_cast<double>(gap_bytes))
+                                       ? plan.pts[j]
+                                       : plan.pts_beta[j]);
+              trains[bi].back().t = t[j];
+              trains[bi].back().above = plan.point_above[j][bi];
+              trains[bi].back().above_bytes = plan.point_above_bytes[j][bi];
+            }
+            train_runs.push_back({plan.cands[j], n});
+          }
         }
-      }
-      const tuning::CostFit& cf = wf.fit;
-      lp.model.alpha = std::max(1e-9, cf.alpha);
-      lp.model.beta = std::max(1e-13, cf.beta);
-      lp.model.written = wf.omega;
-      if (max_omega > 1) omega_fitted = wf.omega;
-      lp.model.exchange_alpha = wf.chi;
-      lp.model.exchange_beta = wf.chi_beta;
-      lp.model.ring_exchange_beta = fit_ring_x ? cf.ring_exchange_beta : -1.0;
-      lp.model.wake = cf.wake;
-      lp.model.call_wake = cf.call_wake;
-      // Over the fabric o, the sender's time per message (CostModel::overhead), refitted to the
-      // timed collectives whose formulas charge it (the naive broadcast's p − 2),
-      // the rest of the fit held: the burst measures 8-byte sends, which the provider injects
-      // (sockets: 1.0-1.8 µs), where the naive broadcast's root sends 256 B and more. p = 4
-      // sockets on 2 cores, five launches: with the burst's o its prediction came out 10-25%
-      // under its time at 256-432 B and 28-46% at 1.7-67 KiB, and it was chosen where the
-      // pipelined binary tree was faster, the launch's largest regret in four (6.7-14.2%, at
-      // 256 B, 432 B, 67 KiB). Refitted, o came out 2.9-4.3 µs in eleven launches, nine of
-      // them within the regret target; the naive broadcast chosen where another was faster
-      // exceeded it in one (13.4% at 256 B). Fitted as a column of the fit itself, o took
-      // residuals of α and K too: χβ came out 3.4-3.6 in two launches of five (1.9-2.7 without
-      // it) and reduce + bcast was chosen over recursive doubling from 256 B up, 15-22% slower
-      // at 16 KiB.
-      // The naive reduce's folding rank receives: its o_r (CostModel::receive_overhead) is
-      // refitted to its own points. With one o for both (four launches of the thirty-sixth
-      // session) the naive broadcast's points below the break came out 2-12% under their time
-      // and the naive reduce's 14-23% over, and the naive broadcast was chosen over the
-      // pipelined binary tree at 256-448 B where that was 11-15% faster (two of the four);
-      // refitted to the broadcast's points alone (offline, from the same launches), o came out
-      // 5.0-7.5 µs and the tree was chosen there, the other choices unchanged.
-      o_burst = -1;
-      if (fabric && lp.model.overhead >= 0) {
-        const double held = lp.model.overhead;  // c held o and o_r both at it
-        const double o_fit = tuning::refit_overhead(train, cf.residuals, held);
-        const double o_recv_fit = tuning::refit_overhead(train, cf.residuals, held, true);
-        if (o_fit >= 0) {
-          o_burst = held;
-          lp.model.overhead = o_fit;
-        }
-        if (o_recv_fit >= 0) lp.model.receive_overhead = o_recv_fit;
-      }
-      bool any_large = false;
-      for (const auto& pt : train) any_large = any_large || pt.large > 0;
-      if (any_large && cf.beta_large > 0) {
-        lp.model.large_from = large_bytes;
-        lp.model.beta_large = cf.beta_large;
-      }
-      lp.model.overhead_small = -1;
-      if (small_kept) {
-        lp.model.small_below = small_bytes;
-        lp.model.alpha_small = cf.alpha_small;
-        // o of small messages (CostModel::overhead_small): the burst's, whose 8-byte sends the
-        // provider injects, not o refitted to the naive broadcast's calls of 256 B and more.
-        // p = 4 sockets on 2 cores (four launches of the fiftieth session): the burst measured
-        // 0.8-1.2 µs and the refit 4.2-5.7 µs, capped at α; with the refit's o below the inject
-        // size the naive broadcast's root at 128 B (two sends at o on top of α) came out above
-        // the binomial tree's two hops, and that tree was chosen there, 48-49% slower.
-        if (o_burst >= 0) lp.model.overhead_small = o_burst;
-      }
-      lp.break_bytes = breaks[kept];
-      lp.alpha_above = lp.break_bytes > 0 ? std::max(1e-9, cf.alpha_above) : lp.model.alpha;
-      lp.beta_above = lp.model.beta;
-      // β below the break, where fitted apart: the lower segment's (lp.model), β the upper's.
-      if (lp.break_bytes > 0 && cf.beta_below >= 0) lp.model.beta = std::max(1e-13, cf.beta_below);
-      // Inside a node: the rings' β as the collectives saw them, against the pairs' ping-pong
-      // just before, and whether the collectives saw them slower (tuning::ring_fit_disagrees).
-      if (broken && cf.beta_below >= 0) {
-        ring_ratio = pairs_lp.model.beta / lp.model.beta;
-        rings_disagree = tuning::ring_fit_disagrees(lp.model.beta, pairs_lp.model.beta);
-      }
-      // An exchange's α above the break, as a multiple of the one-way α there.
-      lp.exchange_alpha_above = lp.break_bytes > 0 && cf.exchange_alpha_above >= 0
-                                    ? std::clamp(cf.exchange_alpha_above / lp.alpha_above,
-                                                 tuning::kExchangeMin, tuning::kExchangeFileMax)
-                                    : 0.0;
-      // K above the break (LinkParams::call_wake_above), where the fit took one.
-      lp.call_wake_above = lp.break_bytes > 0 ? cf.call_wake_above : 0.0;
-      lp.r2 = cf.r2;
-      lp.points = static_cast<int>(train.size());
-      // The fit held o and G fixed (linear_cost_terms counts measured ones in c); keep o <= α
-      // and G <= β.
-      const auto cap = [&](double& measured, double limit, const char* name, const char* limit_name,
-                           const char* unit) {
-        if (!(measured >= 0 && measured > limit)) return;
-        if (rank == 0)
-          std::fprintf(stderr,
-                       "fabcoll-calibrate: refitted %s = %.3g %s below the measured %s = %.3g %s; "
-                       "%s clamped to %s\n",
-                       limit_name, limit, unit, name, measured, unit, name, limit_name);
-        measured = limit;
-      };
-      cap(lp.model.overhead, lp.model.alpha, "sender overhead o", "alpha", "s");
-      cap(lp.model.receive_overhead, lp.model.alpha, "receiver overhead o_r", "alpha", "s");
-      if (lp.model.has_small())
-        cap(lp.model.overhead_small, lp.model.alpha_small, "sender overhead of small messages",
-            "alpha of small messages", "s");
-      cap(lp.model.gap, lp.model.beta, "sender time per byte G", "beta", "s/B");
-      // G is for messages below the break (as after the ping-pong's fit): a break kept at or
-      // below G's message size leaves it measured in the other segment, so unmeasured (β).
-      if (!tuning::gap_kept(lp.break_bytes, static_cast<double>(gap_bytes))) lp.model.gap = -1;
-
-      // κ (CostModel::streamed): the broadcast's pipelines timed above, against their
-      // prediction under the fitted model at the packet count they ran with: its fill F (κ = 0:
-      // the first packet's trip) and stream S (the rest at κ = 1); κ = Σ((t − F)S/t²) /
-      // Σ(S²/t²), the least relative squares of t ≈ F + κS. Runs of two packets or more
-      // through the rings (below the single-copy threshold), the packets κ is charged to.
-      // Inside a node only: over sockets (p = 4 on 2 cores, three launches) the pipelines'
-      // first packet alone came out above the whole run's time (the linear pipeline at 384 KiB
-      // in two 192 KiB packets: 451-668 µs predicted for the first, 334-622 measured for
-      // both), so t ≈ F + κS does not describe them and κ stopped at the bound of 0.2 in each.
-      streamed_runs.clear();
-      {
-        tuning::TuningFile fitted_file = file;
-        fitted_file.links = {lp};
-        const tuning::LinkModel fitted_link = link_model(fitted_file, link, p, placed);
-        for (StreamedRun r : pipe_timed) {
-          const Algorithm* alg = fabcoll::find_algorithm(Collective::bcast, r.algorithm);
-          fabcoll::CostQuery q;
-          q.n = r.n;
-          q.p = p;
-          q.k = r.k;
-          q.m = fitted_link.at(std::ceil(r.n / r.k));
-          q.m.streamed = 0;  // the fill alone
-          r.fill = alg->predict(q);
-          // F + S from κ = 2 (linear in κ): at κ = 1 itself costed leaves the fill at the
-          // stream's exchange share, the texts' model, not the fill above.
-          q.m.streamed = 2;
-          r.predicted = r.fill + (alg->predict(q) - r.fill) / 2;
-          streamed_runs.push_back(r);
-        }
-      }
-      double num = 0, den = 0;
-      for (const StreamedRun& r : streamed_runs) {
-        const double stream = r.predicted - r.fill;
-        num += (r.measured - r.fill) * stream / (r.measured * r.measured);
-        den += stream * stream / (r.measured * r.measured);
-      }
-      lp.model.streamed =
-          streamed_runs.size() >= 2 && den > 0 ? std::clamp(num / den, 0.2, 2.0) : 1.0;
-
-      // K of small messages (CostModel::call_wake_small): refitted to the runs it is charged
-      // to, the rest of the model held: those at half small_below (timed above, not in the
-      // fit) and the fit's own whose rounds lie partly below small_below (at 256 B over sockets
-      // the ring's and Rabenseifner's all-reduces, scatter + all-gather's broadcast: 64-128 B
-      // messages; the fit charged them K there). The least relative squares of t ≈ m0 + x K_s,
-      // m0 a run's prediction at K_s = 0 and x what a second of K_s adds to it (its share of
-      // rounds below small_below not in exchanges, times its calls; tuning::refit_term).
-      // Where fewer than two runs are charged it: K (-1).
-      lp.model.call_wake_small = -1;
-      small_k_gain = 1;
-      small_k_runs = 0;
-      if (lp.model.has_small() && !small_runs.empty()) {
-        std::vector<TrainRun> runs = small_runs;
-        for (std::size_t i = 0; i < train.size() && i < train_runs.size(); ++i)
-          if (train[i].small > 0) runs.push_back({train_runs[i].alg, train_runs[i].n, train[i].t});
-        const auto predict_at = [&](double k_small) {
-          tuning::TuningFile at_k = file;
-          at_k.links = {lp};
-          at_k.links.front().model.call_wake_small = k_small;
-          std::vector<double> out;
-          for (const TrainRun& r : runs)
-            out.push_back(training_prediction(r, p, at_k, link, placed));
-          return out;
+        // ω and χ with α, β: the collectives' own written and exchange shares (each point's f and
+        // e) tell them apart from β (one χ for α and β: the pairs' exchanges cannot be compared
+        // with a one-way ping-pong here). ω only inside a node: it is the cost of reading another
+        // core's modified cache lines (shm's single-copy reads); over the fabric the kernel's or
+        // the provider's copies sit between, the quiet pair measured 1.0 and 1.2 on sockets, and a
+        // free ω there only absorbed noise (sockets, p = 4 on 2 cores: ω = 10, the grid's end,
+        // with β = 4.5e-11 s/B, a fifth of the pairs' 2.2e-10).
+        const double max_omega = link.starts_with("ofi") ? 1.0 : 10.0;
+        // Over the fabric three more (CostFitOptions): χα apart from χβ (up to kExchangeFileMax),
+        // an α of their own for exchanges above the break, and K, a call's first wake-up
+        // (CostModel::call_wake). p = 4 sockets on 2 cores, the timed collectives at 256 B of
+        // thirteen --quick launches: a one-way call's first round took about 90 µs and its later
+        // rounds 20-30 (the naive broadcast 100, the binomial tree 115, reduce + bcast 169), an
+        // exchange round about 105; with one α per round (χα = χβ) the fit put reduce + bcast
+        // 9-40% over its time (six launches) and predicted it above recursive doubling in every
+        // launch, where it was within 2% of recursive doubling or faster in all thirteen. With
+        // these (refitted offline from the same launches' training.csv) it came out below
+        // recursive doubling in eleven and level in two, and in the four launches compared the
+        // fit's weighted error fell to 0.37-0.64 of what it was. K in each segment, fitted apart
+        // (CostModel::call_wake; above the break CostFit::call_wake_above): one K charged at every
+        // size put reduce + bcast under recursive doubling from 29 KiB, where it was 3-17%
+        // slower; none above the break put the naive broadcast and reduce just above a 1 KiB
+        // break 32-40% under their training times (fourteen launches with K above apart: 0-13%,
+        // no regret above 9.4%).
+        // And β below the break apart from β above it (the sizes above say why). Inside a node
+        // too, at shm's single-copy threshold: below it a message is copied twice, into a ring
+        // cell its sender writes and out of it by the receiver, from it once (the receiver's CMA
+        // read). In the VM's slowest mode (the written-data probe x5.7-6.3; reading lines
+        // another core modified) every ring transfer pays for it: p = 4 on 2 cores, one β through
+        // both put every algorithm 26-64% under its time at 8-33 KiB, and eight --quick launches
+        // had median errors of 25.3-32.5% (five with regrets of 44-52%: the hybrid chosen at
+        // 32 KiB, whose halves go through the rings, over recursive doubling's single copies).
+        // With β below the break of its own (2.9-3.0e-10 s/B against 1.2-1.3e-10 above) six
+        // launches in that mode came out at 12.5-14.5% and 4.8-9.3%.
+        tuning::CostFitOptions fit_options;
+        fit_options.split_above = fit_options.call = fabric;
+        fit_options.beta_below = fabric || broken;
+        const auto fit_of = [&](const std::vector<tuning::CostPoint>& tr) {
+          return fabric ? tuning::fit_cost_points_written(
+                              tr, max_omega, tuning::kExchangeMin, tuning::kExchangeFileMax,
+                              tuning::kExchangeMin, tuning::kExchangeMax, fit_options)
+                        : tuning::fit_cost_points_written(tr, max_omega, tuning::kExchangeMin,
+                                                          tuning::kExchangeMax, 1, 1, fit_options);
         };
-        const std::vector<double> with_k = predict_at(-1), m0 = predict_at(0),
-                                  m1 = predict_at(1e-6);
-        std::vector<double> t, x;
-        for (std::size_t i = 0; i < runs.size(); ++i) {
-          t.push_back(runs[i].t);
-          x.push_back((m1[i] - m0[i]) / 1e-6);
+        std::vector<tuning::WrittenFit> fits;
+        for (const auto& tr : trains) fits.push_back(fit_of(tr));
+        const std::size_t kept = broken ? 0 : tuning::choose_break(fits, breaks, step_at);
+        train = trains[kept];
+        fit_break_gain = fits[kept].fit.sse > 0 ? fits[0].fit.sse / fits[kept].fit.sse : 1;
+        tuning::WrittenFit wf = fits[kept];
+        // α of small messages kept where its one more parameter pays by the Bayesian
+        // information criterion, as a break is (tuning::choose_break); else fitted without.
+        bool small_kept = false;
+        if (std::any_of(train.begin(), train.end(), [](const auto& pt) { return pt.small > 0; })) {
+          std::vector<tuning::CostPoint> plain = train;
+          for (auto& pt : plain) pt.small = 0;
+          const tuning::WrittenFit without = fit_of(plain);
+          const auto np = static_cast<double>(wf.fit.points);
+          small_kept = wf.fit.alpha_small > 0 && wf.fit.sse > 0 && np > 1 &&
+                       np * std::log(without.fit.sse / wf.fit.sse) > std::log(np);
+          fit_small_gain = wf.fit.sse > 0 ? without.fit.sse / wf.fit.sse : 1;
+          if (!small_kept) {
+            wf = without;
+            train = std::move(plain);
+          }
         }
-        lp.model.call_wake_small = tuning::refit_term(t, m0, x, with_k, &small_k_gain);
-        small_k_runs =
-            static_cast<int>(std::count_if(x.begin(), x.end(), [](double v) { return v > 0; }));
-      }
+        const tuning::CostFit& cf = wf.fit;
+        lp.model.alpha = std::max(1e-9, cf.alpha);
+        lp.model.beta = std::max(1e-13, cf.beta);
+        lp.model.written = wf.omega;
+        if (max_omega > 1) omega_fitted = wf.omega;
+        lp.model.exchange_alpha = wf.chi;
+        lp.model.exchange_beta = wf.chi_beta;
+        lp.model.ring_exchange_beta = fit_ring_x ? cf.ring_exchange_beta : -1.0;
+        lp.model.wake = cf.wake;
+        lp.model.call_wake = cf.call_wake;
+        // Over the fabric o, the sender's time per message (CostModel::overhead), refitted to the
+        // timed collectives whose formulas charge it (the naive broadcast's p − 2),
+        // the rest of the fit held: the burst measures 8-byte sends, which the provider injects
+        // (sockets: 1.0-1.8 µs), where the naive broadcast's root sends 256 B and more. p = 4
+        // sockets on 2 cores, five launches: with the burst's o its prediction came out 10-25%
+        // under its time at 256-432 B and 28-46% at 1.7-67 KiB, and it was chosen where the
+        // pipelined binary tree was faster, the launch's largest regret in four (6.7-14.2%, at
+        // 256 B, 432 B, 67 KiB). Refitted, o came out 2.9-4.3 µs in eleven launches, nine of
+        // them within the regret target; the naive broadcast chosen where another was faster
+        // exceeded it in one (13.4% at 256 B). Fitted as a column of the fit itself, o took
+        // residuals of α and K too: χβ came out 3.4-3.6 in two launches of five (1.9-2.7 without
+        // it) and reduce + bcast was chosen over recursive doubling from 256 B up, 15-22% slower
+        // at 16 KiB.
+        // The naive reduce's folding rank receives: its o_r (CostModel::receive_overhead) is
+        // refitted to its own points. With one o for both (four launches of the thirty-sixth
+        // session) the naive broadcast's points below the break came out 2-12% under their time
+        // and the naive reduce's 14-23% over, and the naive broadcast was chosen over the
+        // pipelined binary tree at 256-448 B where that was 11-15% faster (two of the four);
+        // refitted to the broadcast's points alone (offline, from the same launches), o came out
+        // 5.0-7.5 µs and the tree was chosen there, the other choices unchanged.
+        o_burst = -1;
+        if (fabric && lp.model.overhead >= 0) {
+          const double held = lp.model.overhead;  // c held o and o_r both at it
+          const double o_fit = tuning::refit_overhead(train, cf.residuals, held);
+          const double o_recv_fit = tuning::refit_overhead(train, cf.residuals, held, true);
+          if (o_fit >= 0) {
+            o_burst = held;
+            lp.model.overhead = o_fit;
+          }
+          if (o_recv_fit >= 0) lp.model.receive_overhead = o_recv_fit;
+        }
+        bool any_large = false;
+        for (const auto& pt : train) any_large = any_large || pt.large > 0;
+        if (any_large && cf.beta_large > 0) {
+          lp.model.large_from = large_bytes;
+          lp.model.beta_large = cf.beta_large;
+        }
+        lp.model.overhead_small = -1;
+        if (small_kept) {
+          lp.model.small_below = small_bytes;
+          lp.model.alpha_small = cf.alpha_small;
+          // o of small messages (CostModel::overhead_small): the burst's, whose 8-byte sends the
+          // provider injects, not o refitted to the naive broadcast's calls of 256 B and more.
+          // p = 4 sockets on 2 cores (four launches of the fiftieth session): the burst measured
+          // 0.8-1.2 µs and the refit 4.2-5.7 µs, capped at α; with the refit's o below the inject
+          // size the naive broadcast's root at 128 B (two sends at o on top of α) came out above
+          // the binomial tree's two hops, and that tree was chosen there, 48-49% slower.
+          if (o_burst >= 0) lp.model.overhead_small = o_burst;
+        }
+        lp.break_bytes = breaks[kept];
+        lp.alpha_above = lp.break_bytes > 0 ? std::max(1e-9, cf.alpha_above) : lp.model.alpha;
+        lp.beta_above = lp.model.beta;
+        // β below the break, where fitted apart: the lower segment's (lp.model), β the upper's.
+        if (lp.break_bytes > 0 && cf.beta_below >= 0)
+          lp.model.beta = std::max(1e-13, cf.beta_below);
+        // Inside a node: the rings' β as the collectives saw them, against the pairs' ping-pong
+        // just before, and whether the collectives saw them slower (tuning::ring_fit_disagrees).
+        if (broken && cf.beta_below >= 0) {
+          ring_ratio = pairs_lp.model.beta / lp.model.beta;
+          rings_disagree = tuning::ring_fit_disagrees(lp.model.beta, pairs_lp.model.beta);
+        }
+        // An exchange's α above the break, as a multiple of the one-way α there.
+        lp.exchange_alpha_above = lp.break_bytes > 0 && cf.exchange_alpha_above >= 0
+                                      ? std::clamp(cf.exchange_alpha_above / lp.alpha_above,
+                                                   tuning::kExchangeMin, tuning::kExchangeFileMax)
+                                      : 0.0;
+        // K above the break (LinkParams::call_wake_above), where the fit took one.
+        lp.call_wake_above = lp.break_bytes > 0 ? cf.call_wake_above : 0.0;
+        lp.r2 = cf.r2;
+        lp.points = static_cast<int>(train.size());
+        // The fit held o and G fixed (linear_cost_terms counts measured ones in c); keep o <= α
+        // and G <= β.
+        const auto cap = [&](double& measured, double limit, const char* name,
+                             const char* limit_name, const char* unit) {
+          if (!(measured >= 0 && measured > limit)) return;
+          if (rank == 0 && say)
+            std::fprintf(
+                stderr,
+                "fabcoll-calibrate: refitted %s = %.3g %s below the measured %s = %.3g %s; "
+                "%s clamped to %s\n",
+                limit_name, limit, unit, name, measured, unit, name, limit_name);
+          measured = limit;
+        };
+        cap(lp.model.overhead, lp.model.alpha, "sender overhead o", "alpha", "s");
+        cap(lp.model.receive_overhead, lp.model.alpha, "receiver overhead o_r", "alpha", "s");
+        if (lp.model.has_small())
+          cap(lp.model.overhead_small, lp.model.alpha_small, "sender overhead of small messages",
+              "alpha of small messages", "s");
+        cap(lp.model.gap, lp.model.beta, "sender time per byte G", "beta", "s/B");
+        // G is for messages below the break (as after the ping-pong's fit): a break kept at or
+        // below G's message size leaves it measured in the other segment, so unmeasured (β).
+        if (!tuning::gap_kept(lp.break_bytes, static_cast<double>(gap_bytes))) lp.model.gap = -1;
+
+        // κ (CostModel::streamed): the broadcast's pipelines timed above, against their
+        // prediction under the fitted model at the packet count they ran with: its fill F (κ = 0:
+        // the first packet's trip) and stream S (the rest at κ = 1); κ = Σ((t − F)S/t²) /
+        // Σ(S²/t²), the least relative squares of t ≈ F + κS. Runs of two packets or more
+        // through the rings (below the single-copy threshold), the packets κ is charged to.
+        // Inside a node only: over sockets (p = 4 on 2 cores, three launches) the pipelines'
+        // first packet alone came out above the whole run's time (the linear pipeline at 384 KiB
+        // in two 192 KiB packets: 451-668 µs predicted for the first, 334-622 measured for
+        // both), so t ≈ F + κS does not describe them and κ stopped at the bound of 0.2 in each.
+        streamed_runs.clear();
+        {
+          tuning::TuningFile fitted_file = file;
+          fitted_file.links = {lp};
+          const tuning::LinkModel fitted_link = link_model(fitted_file, link, p, placed);
+          for (StreamedRun r : pipe_timed) {
+            const Algorithm* alg = fabcoll::find_algorithm(Collective::bcast, r.algorithm);
+            fabcoll::CostQuery q;
+            q.n = r.n;
+            q.p = p;
+            q.k = r.k;
+            q.m = fitted_link.at(std::ceil(r.n / r.k));
+            q.m.streamed = 0;  // the fill alone
+            r.fill = alg->predict(q);
+            // F + S from κ = 2 (linear in κ): at κ = 1 itself costed leaves the fill at the
+            // stream's exchange share, the texts' model, not the fill above.
+            q.m.streamed = 2;
+            r.predicted = r.fill + (alg->predict(q) - r.fill) / 2;
+            streamed_runs.push_back(r);
+          }
+        }
+        double num = 0, den = 0;
+        for (const StreamedRun& r : streamed_runs) {
+          const double stream = r.predicted - r.fill;
+          num += (r.measured - r.fill) * stream / (r.measured * r.measured);
+          den += stream * stream / (r.measured * r.measured);
+        }
+        lp.model.streamed =
+            streamed_runs.size() >= 2 && den > 0 ? std::clamp(num / den, 0.2, 2.0) : 1.0;
+
+        // K of small messages (CostModel::call_wake_small): refitted to the runs it is charged
+        // to, the rest of the model held: those at half small_below (timed above, not in the
+        // fit) and the fit's own whose rounds lie partly below small_below (at 256 B over sockets
+        // the ring's and Rabenseifner's all-reduces, scatter + all-gather's broadcast: 64-128 B
+        // messages; the fit charged them K there). The least relative squares of t ≈ m0 + x K_s,
+        // m0 a run's prediction at K_s = 0 and x what a second of K_s adds to it (its share of
+        // rounds below small_below not in exchanges, times its calls; tuning::refit_term).
+        // Where fewer than two runs are charged it: K (-1).
+        lp.model.call_wake_small = -1;
+        small_k_gain = 1;
+        small_k_runs = 0;
+        if (lp.model.has_small() && !small_runs.empty()) {
+          std::vector<TrainRun> runs = small_runs;
+          for (std::size_t i = 0; i < train.size() && i < train_runs.size(); ++i)
+            if (train[i].small > 0)
+              runs.push_back({train_runs[i].alg, train_runs[i].n, train[i].t});
+          const auto predict_at = [&](double k_small) {
+            tuning::TuningFile at_k = file;
+            at_k.links = {lp};
+            at_k.links.front().model.call_wake_small = k_small;
+            std::vector<double> out;
+            for (const TrainRun& r : runs)
+              out.push_back(training_prediction(r, p, at_k, link, placed));
+            return out;
+          };
+          const std::vector<double> with_k = predict_at(-1), m0 = predict_at(0),
+                                    m1 = predict_at(1e-6);
+          std::vector<double> t, x;
+          for (std::size_t i = 0; i < runs.size(); ++i) {
+            t.push_back(runs[i].t);
+            x.push_back((m1[i] - m0[i]) / 1e-6);
+          }
+          lp.model.call_wake_small = tuning::refit_term(t, m0, x, with_k, &small_k_gain);
+          small_k_runs =
+              static_cast<int>(std::count_if(x.begin(), x.end(), [](double v) { return v > 0; }));
+        }
+      };
+      refit_collectives(!interleaved);
     }
     // 3c: the pull fan-out φ (CostModel::pull_fanout): the naive broadcast of messages its
     // receivers pull (shm's single-copy reads), timed as the validation times it, against its
     // cost with φ = 0; each receiver beyond the first adds φβn. Where every rank has a core of
     // its own (FABCOLL_CALIBRATE_TEST_FANOUT=1, tests: also with ranks sharing cores).
+    // The naive broadcast's model at n with φ = 0, and φ from the runs timed (each receiver
+    // beyond the first adds φβn): again after a fit done again (refit_collectives).
+    const Algorithm* fanout_naive = fabcoll::find_algorithm(Collective::bcast, "naive");
+    const auto fanout_model = [&](double n) {
+      fabcoll::CostModel m = lp.model;
+      if (lp.break_bytes > 0 && n >= lp.break_bytes) {
+        m.alpha = lp.alpha_above;
+        m.beta = lp.beta_above;
+        m.gap = -1;
+      }
+      m.pull_bytes = m.written_from = pull;
+      m.pull_fanout = 0;
+      return m;
+    };
+    const auto fanout_phi = [&] {
+      if (fanout_runs.empty()) return;
+      std::vector<double> phis;
+      for (FanoutRun& r : fanout_runs) {
+        fabcoll::CostQuery q;
+        q.n = r.n;
+        q.p = p;
+        q.m = fanout_model(r.n);
+        r.flat = fanout_naive->cost(q);
+        phis.push_back(std::max(0.0, (r.measured - r.flat) / (q.m.beta * r.n * (p - 2))));
+      }
+      lp.model.pull_fanout = median(phis);
+    };
     fanout_runs.clear();
     if (pull > 0 && p >= 3 && (layout == 0 || test_fanout)) {
       prog.phase("3c/5 pull fan-out");
-      const Algorithm* naive = fabcoll::find_algorithm(Collective::bcast, "naive");
-      std::vector<double> phis;
       for (const double n : {std::max(pull, 65536.0), 4 * std::max(pull, 65536.0)}) {
-        fabcoll::CostModel m = lp.model;
-        if (lp.break_bytes > 0 && n >= lp.break_bytes) {
-          m.alpha = lp.alpha_above;
-          m.beta = lp.beta_above;
-          m.gap = -1;
-        }
-        m.pull_bytes = m.written_from = pull;
-        m.pull_fanout = 0;
         const auto bytes = static_cast<std::size_t>(n);
         PageVector<double> a(bytes * static_cast<std::size_t>(p) / sizeof(double) + 1, 1.0),
             b(a.size(), 0.0);
-        const std::vector<fabcoll::CostModel> models{m};
+        const std::vector<fabcoll::CostModel> models{fanout_model(n)};
         const double t =
-            time_candidates(Collective::bcast, world, fabcoll::world_comm(ctx), p, {naive}, {0.0},
-                            &models, bytes, quick ? 21 : 41, barrier, a, b, nullptr)
+            time_candidates(Collective::bcast, world, fabcoll::world_comm(ctx), p, {fanout_naive},
+                            {0.0}, &models, bytes, quick ? 21 : 41, barrier, a, b, nullptr)
                 .front();
-        fabcoll::CostQuery q;
-        q.n = n;
-        q.p = p;
-        q.m = m;
-        const double flat = naive->cost(q);
-        phis.push_back(std::max(0.0, (t - flat) / (m.beta * n * (p - 2))));
-        fanout_runs.push_back({n, t, flat});
+        fanout_runs.push_back({n, t, 0});
       }
-      lp.model.pull_fanout = median(phis);
+      fanout_phi();
     }
-    file.links = {lp};
 
-    // 4: crossover tables and k rules.
-    prog.phase("4/5 tables");
-    const double n_max = double(1 << 26);
-    for (Collective c :
-         {Collective::bcast, Collective::reduce, Collective::allreduce, Collective::allgather,
-          Collective::reduce_scatter_block, Collective::alltoall, Collective::scan}) {
-      tables[c] = table_for(c, p, file, link, n_max, placed);
-      tuning::CrossoverEntry e{fabcoll::collective_name(c), p, link, {}};
-      for (const auto& s : tables[c])
-        e.segments.push_back({std::string(s.algorithm->name), s.lo, s.hi});
-      file.crossovers.push_back(std::move(e));
-      for (const Algorithm* a : fabcoll::all_algorithms()) {
-        if (a->coll != c || a->optimal_k == nullptr || !tuning::eligible(*a, p, true)) continue;
-        tuning::KRule r{fabcoll::collective_name(c), std::string(a->name), p, link, {}};
-        for (double n = 65536; n <= n_max; n *= 4)
-          r.sizes.emplace_back(n, packet_choice(*a, n, p, file, link, placed).k);
-        file.k_rules.push_back(std::move(r));
+    // 4: crossover tables and k rules (again after a fit done again).
+    const auto build_tables = [&] {
+      file.links = {lp};
+      file.crossovers.clear();
+      file.k_rules.clear();
+      tables.clear();
+      const double n_max = double(1 << 26);
+      for (Collective c :
+           {Collective::bcast, Collective::reduce, Collective::allreduce, Collective::allgather,
+            Collective::reduce_scatter_block, Collective::alltoall, Collective::scan}) {
+        tables[c] = table_for(c, p, file, link, n_max, placed);
+        tuning::CrossoverEntry e{fabcoll::collective_name(c), p, link, {}};
+        for (const auto& s : tables[c])
+          e.segments.push_back({std::string(s.algorithm->name), s.lo, s.hi});
+        file.crossovers.push_back(std::move(e));
+        for (const Algorithm* a : fabcoll::all_algorithms()) {
+          if (a->coll != c || a->optimal_k == nullptr || !tuning::eligible(*a, p, true)) continue;
+          tuning::KRule r{fabcoll::collective_name(c), std::string(a->name), p, link, {}};
+          for (double n = 65536; n <= n_max; n *= 4)
+            r.sizes.emplace_back(n, packet_choice(*a, n, p, file, link, placed).k);
+          file.k_rules.push_back(std::move(r));
+        }
       }
-    }
+    };
+    prog.phase("4/5 tables");
+    build_tables();
 
     // The ping-pong once more (its round trips alone), against the first: before the
     // validation (5a) and after it (5b).
@@ -2349,6 +2423,8 @@ int calibrate(int argc, char** argv) {
       double n = 0;
       std::vector<const Algorithm*> cands;
       std::vector<double> packets, predicted;
+      std::vector<double> ks;        // the packet count each prediction used
+      std::vector<long> strategies;  // a hybrid's strategy under its model (-1: none)
       std::vector<std::size_t> twin, timed_index;
       std::vector<const Algorithm*> timed_cands;
       std::vector<double> timed_packets;
@@ -2357,94 +2433,107 @@ int calibrate(int argc, char** argv) {
       std::vector<std::size_t> pass_rounds;     // how many rounds each pass timed
       double probe = 1;
     };
+    // A size's plan under the tuning file as it stands.
+    const auto make_plan = [&](Collective c, double n) {
+      SizePlan plan;
+      plan.c = c;
+      plan.n = n;
+      const auto bytes = static_cast<std::size_t>(n);
+      std::vector<fabcoll::CostModel> models;  // the model each prediction used
+      std::vector<fabcoll::sim::Stats> logs;   // each one's messages on the sim (message_log)
+      for (const Algorithm* alg : fabcoll::all_algorithms()) {
+        if (alg->coll != c || !tuning::eligible(*alg, p, true)) continue;
+        // The packet count the fitted model wants (elements of 8 bytes, as the engine counts).
+        const tuning::PacketChoice pc = packet_choice(*alg, n, p, file, link, placed);
+        fabcoll::CostQuery q;
+        q.n = n;
+        q.p = p;
+        q.m = pc.m;
+        q.k = 1;
+        double packet = 0;
+        if (alg->optimal_k != nullptr) {
+          q.k = std::clamp(pc.k, 1.0, std::max(1.0, n / 8));
+          packet = std::ceil(n / q.k);
+        }
+        plan.cands.push_back(alg);
+        plan.packets.push_back(packet);
+        plan.predicted.push_back(alg->predict(q));
+        plan.ks.push_back(q.k);
+        plan.strategies.push_back(alg->strategy != nullptr ? static_cast<long>(alg->strategy(q))
+                                                           : -1);
+        models.push_back(pc.m);
+        logs.push_back(fabcoll::message_log(
+            *alg, p, bytes, pc.m, static_cast<std::size_t>(packet > 0 ? std::ceil(n / packet) : 0),
+            plan.strategies.back()));
+      }
+      // A candidate whose run sends the same messages as an earlier one's (fabcoll::
+      // same_messages on the sim: the hybrid at recursive doubling's strategy; at p = 2 every
+      // broadcast that sends its one message whole) is timed once, as that one. Timed twice,
+      // two turns of one run came out apart by more than the regret target and the difference
+      // counted as a wrong choice: at p = 2 over sockets, 1 MiB, recursive doubling measured
+      // 0.97-1.13 times the hybrid in 14 launches, four turns of recursive doubling alone in
+      // one validation-like loop (2026-11-26) had medians of 498-536 µs, and the naive
+      // broadcast's one message 272 µs against 245 for the two-tree broadcast's.
+      const std::size_t nc = plan.cands.size();
+      plan.twin.assign(nc, SIZE_MAX);
+      plan.timed_index.assign(nc, SIZE_MAX);
+      for (std::size_t j = 0; j < nc; ++j) {
+        for (std::size_t i = 0; i < j && plan.twin[j] == SIZE_MAX; ++i)
+          if (plan.twin[i] == SIZE_MAX && fabcoll::same_messages(logs[i], logs[j]))
+            plan.twin[j] = i;
+        if (plan.twin[j] != SIZE_MAX) continue;
+        plan.timed_index[j] = plan.timed_cands.size();
+        plan.timed_cands.push_back(plan.cands[j]);
+        plan.timed_packets.push_back(plan.packets[j]);
+        plan.timed_models.push_back(models[j]);
+      }
+      plan.rounds.resize(plan.timed_cands.size());
+      return plan;
+    };
     std::vector<SizePlan> plans;
     for (Collective c : colls) {
       if (no_validate) break;
       for (double n : validation_sizes(tables[c], quick)) {
-        SizePlan plan;
-        plan.c = c;
-        plan.n = n;
-        const auto bytes = static_cast<std::size_t>(n);
-        std::vector<fabcoll::CostModel> models;  // the model each prediction used
-        std::vector<fabcoll::sim::Stats> logs;   // each one's messages on the sim (message_log)
-        for (const Algorithm* alg : fabcoll::all_algorithms()) {
-          if (alg->coll != c || !tuning::eligible(*alg, p, true)) continue;
-          // The packet count the fitted model wants (elements of 8 bytes, as the engine counts).
-          const tuning::PacketChoice pc = packet_choice(*alg, n, p, file, link, placed);
-          fabcoll::CostQuery q;
-          q.n = n;
-          q.p = p;
-          q.m = pc.m;
-          q.k = 1;
-          double packet = 0;
-          if (alg->optimal_k != nullptr) {
-            q.k = std::clamp(pc.k, 1.0, std::max(1.0, n / 8));
-            packet = std::ceil(n / q.k);
-          }
-          plan.cands.push_back(alg);
-          plan.packets.push_back(packet);
-          plan.predicted.push_back(alg->predict(q));
-          models.push_back(pc.m);
-          logs.push_back(fabcoll::message_log(
-              *alg, p, bytes, pc.m,
-              static_cast<std::size_t>(packet > 0 ? std::ceil(n / packet) : 0),
-              alg->strategy != nullptr ? static_cast<long>(alg->strategy(q)) : -1));
-        }
-        // A candidate whose run sends the same messages as an earlier one's (fabcoll::
-        // same_messages on the sim: the hybrid at recursive doubling's strategy; at p = 2 every
-        // broadcast that sends its one message whole) is timed once, as that one. Timed twice,
-        // two turns of one run came out apart by more than the regret target and the difference
-        // counted as a wrong choice: at p = 2 over sockets, 1 MiB, recursive doubling measured
-        // 0.97-1.13 times the hybrid in 14 launches, four turns of recursive doubling alone in
-        // one validation-like loop (2026-11-26) had medians of 498-536 µs, and the naive
-        // broadcast's one message 272 µs against 245 for the two-tree broadcast's.
-        const std::size_t nc = plan.cands.size();
-        plan.twin.assign(nc, SIZE_MAX);
-        plan.timed_index.assign(nc, SIZE_MAX);
-        for (std::size_t j = 0; j < nc; ++j) {
-          for (std::size_t i = 0; i < j && plan.twin[j] == SIZE_MAX; ++i)
-            if (plan.twin[i] == SIZE_MAX && fabcoll::same_messages(logs[i], logs[j]))
-              plan.twin[j] = i;
-          if (plan.twin[j] != SIZE_MAX) continue;
-          plan.timed_index[j] = plan.timed_cands.size();
-          plan.timed_cands.push_back(plan.cands[j]);
-          plan.timed_packets.push_back(plan.packets[j]);
-          plan.timed_models.push_back(models[j]);
-        }
-        plan.rounds.resize(plan.timed_cands.size());
-        if (nc > 0) plans.push_back(std::move(plan));
+        SizePlan plan = make_plan(c, n);
+        if (!plan.cands.empty()) plans.push_back(std::move(plan));
       }
     }
     // --quick shares what is left of kQuickValidationSeconds evenly over the turns left (one
     // per size and pass: time_candidates' budget), so what a cheap one leaves goes to the rest.
     std::size_t turns_left = plans.size() * kValidationPasses;
+    training_between = 0;
     const int rounds_per_pass = (101 + kValidationPasses - 1) / kValidationPasses;
     const int pass_min = (kMinRounds + kValidationPasses - 1) / kValidationPasses;
+    // A turn of a size: its candidates timed once more, their rounds appended (budget: --quick's
+    // seconds for it; below 0: its share of what is left).
+    const auto time_turn = [&](SizePlan& plan, double budget, int min_rounds) {
+      const auto bytes = static_cast<std::size_t>(plan.n);
+      const std::size_t total = bytes * static_cast<std::size_t>(p);
+      PageVector<double> a(total / sizeof(double) + 1, 1.0), b(total / sizeof(double) + 1, 0.0);
+      // Timed as time_candidates says; each candidate under the model its prediction used
+      // (the run chooses what its formula chooses by the model, e.g. hybrid's strategy, not
+      // by the context's built-in one).
+      double size_budget = quick ? budget : 0;
+      if (quick && budget < 0) {
+        // The slowest rank's clock: every rank must cut the rounds at the same count.
+        double used = now() - validation_start - training_between;
+        double used_max = 0;
+        check(fc_allreduce(&used, &used_max, 1, FC_DOUBLE, FC_MAX, world), "allreduce");
+        size_budget = std::max(1e-3, kQuickValidationSeconds - used_max) /
+                      static_cast<double>(std::max<std::size_t>(turns_left, 1));
+      }
+      if (turns_left > 0) --turns_left;
+      std::vector<std::vector<double>> rounds;
+      (void)time_candidates(plan.c, world, fabcoll::world_comm(ctx), p, plan.timed_cands,
+                            plan.timed_packets, &plan.timed_models, bytes, rounds_per_pass, barrier,
+                            a, b, nullptr, nullptr, &rounds, size_budget, min_rounds);
+      for (std::size_t t = 0; t < rounds.size(); ++t)
+        plan.rounds[t].insert(plan.rounds[t].end(), rounds[t].begin(), rounds[t].end());
+      plan.pass_rounds.push_back(rounds.empty() ? 0 : rounds.front().size());
+    };
     for (int pass = 0; pass < kValidationPasses; ++pass) {
       for (SizePlan& plan : plans) {
-        const auto bytes = static_cast<std::size_t>(plan.n);
-        const std::size_t total = bytes * static_cast<std::size_t>(p);
-        PageVector<double> a(total / sizeof(double) + 1, 1.0), b(total / sizeof(double) + 1, 0.0);
-        // Timed as time_candidates says; each candidate under the model its prediction used
-        // (the run chooses what its formula chooses by the model, e.g. hybrid's strategy, not
-        // by the context's built-in one).
-        double size_budget = 0;
-        if (quick) {
-          // The slowest rank's clock: every rank must cut the rounds at the same count.
-          double used = now() - validation_start;
-          double used_max = 0;
-          check(fc_allreduce(&used, &used_max, 1, FC_DOUBLE, FC_MAX, world), "allreduce");
-          size_budget = std::max(1e-3, kQuickValidationSeconds - used_max) /
-                        static_cast<double>(std::max<std::size_t>(turns_left, 1));
-        }
-        if (turns_left > 0) --turns_left;
-        std::vector<std::vector<double>> rounds;
-        (void)time_candidates(plan.c, world, fabcoll::world_comm(ctx), p, plan.timed_cands,
-                              plan.timed_packets, &plan.timed_models, bytes, rounds_per_pass,
-                              barrier, a, b, nullptr, nullptr, &rounds, size_budget, pass_min);
-        for (std::size_t t = 0; t < rounds.size(); ++t)
-          plan.rounds[t].insert(plan.rounds[t].end(), rounds[t].begin(), rounds[t].end());
-        plan.pass_rounds.push_back(rounds.empty() ? 0 : rounds.front().size());
+        time_turn(plan, -1, pass_min);
         prog.advance(static_cast<double>(plan.timed_cands.size()) / kValidationPasses);
         // The written-data probe after each size as well (in the last pass): the VM's slow mode
         // can come and go within the validation, unseen by the probes before the fit and after
@@ -2456,6 +2545,39 @@ int calibrate(int argc, char** argv) {
           plan.probe = probes_during.back();
         }
       }
+      // A pass of the fit's training between two of the validation's (interleaved, above).
+      if (interleaved && pass + 1 < kValidationPasses) {
+        const double t0 = now();
+        train_pass(pass + 1);
+        training_between += now() - t0;
+      }
+    }
+    // The fit again, to every training pass, and the tables and predictions from it. A size
+    // whose candidates the model fitted again runs at another packet count or strategy than
+    // they were timed with is timed once more, every candidate of it as now chosen, in one
+    // turn (its passes' rounds dropped: the regret compares rounds of one turn); refit_changed
+    // counts those sizes.
+    refit_changed = 0;
+    if (interleaved) {
+      refit_collectives(true);
+      fanout_phi();
+      build_tables();
+      std::vector<SizePlan*> again;
+      for (SizePlan& plan : plans) {
+        SizePlan now_plan = make_plan(plan.c, plan.n);
+        if (now_plan.ks == plan.ks && now_plan.strategies == plan.strategies) {
+          plan.predicted = now_plan.predicted;
+          continue;
+        }
+        now_plan.probe = plan.probe;
+        plan = std::move(now_plan);
+        again.push_back(&plan);
+      }
+      refit_changed = static_cast<int>(again.size());
+      // Each with the time of a turn of the passes (at least kMinRounds rounds).
+      const double turn_budget =
+          kQuickValidationSeconds / static_cast<double>(plans.size() * kValidationPasses);
+      for (SizePlan* plan : again) time_turn(*plan, turn_budget, kMinRounds);
     }
     for (const SizePlan& plan : plans) {
       std::vector<Measured> here;
@@ -2695,6 +2817,11 @@ int calibrate(int argc, char** argv) {
     v["regret_by_size"] = regrets;
     v["seconds"] = prog.elapsed();
     v["validation_seconds"] = validation_seconds;
+    v["training_interleaved"] = interleaved;
+    if (interleaved) {
+      v["training_seconds_between_passes"] = training_between;
+      v["sizes_timed_again"] = refit_changed;
+    }
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& me : results)
       rows.push_back({{"collective", me.coll},
@@ -2902,6 +3029,13 @@ int calibrate(int argc, char** argv) {
           "the pace within the run: ping-pong before the validation x%.2f the first; the "
           "validation's last pass x%.2f its first (median over the runs timed)\n",
           drift_fit, drift_passes);
+      if (interleaved)
+        std::printf(
+            "the fit's timed collectives: the first of %d passes before the validation, the "
+            "others between its passes (%.1f s of its %.1f s), the fit done again to all of "
+            "them; %d validated sizes timed once more after it, where it chose another packet "
+            "count or strategy for a candidate\n",
+            kTrainingPasses, training_between, validation_seconds, refit_changed);
       if (drifted)
         std::fprintf(stderr,
                      "fabcoll-calibrate: warning: the ping-pong after the validation took "
@@ -3205,9 +3339,20 @@ int calibrate(int argc, char** argv) {
          << (drifted ? ": the machine changed speed during the run, and the errors include that."
                      : ".")
          << " Timed once more just before the validation it took x" << fmt("%.2f", drift_fit)
-         << " the time of the first (the fit's timed collectives lie between them), and the "
-         << "validation's last pass x" << fmt("%.2f", drift_passes)
+         << " the time of the first (the fit's timed collectives lie between them"
+         << (interleaved ? ", their first pass: the others ran between the validation's passes"
+                         : "")
+         << "), and the validation's last pass x" << fmt("%.2f", drift_passes)
          << " the time of its first (the median over the runs timed)."
+         << (interleaved
+                 ? " The fit was done again to all of its passes (" +
+                       fmt("%.1f", training_between) +
+                       " s of the validation's time) for the tables and predictions; " +
+                       std::to_string(refit_changed) +
+                       " validated sizes, where it chose another packet count or strategy for "
+                       "a candidate than the fit to the first pass, were timed once more after "
+                       "it, every candidate there in one turn as now chosen."
+                 : std::string())
          << " Written data across CPUs (a 128 KiB round trip of just-written against untouched "
          << "messages): **x" << fmt("%.2f", probe_before) << "** before the fit, **x"
          << fmt("%.2f", probe_after) << "** after the validation" << during_range(probes_during)

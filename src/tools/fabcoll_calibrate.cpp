@@ -864,6 +864,10 @@ constexpr int kMinRounds = 31;
 /// past the 2 minutes --quick promises; with a budget of 45 s, 64 s in all (45 s validating,
 /// 31-93 rounds a size). 60 s leaves such a launch about 80 s.
 constexpr double kQuickValidationSeconds = 60;
+/// Of which, where the training is interleaved with the validation, the sizes timed once more
+/// after the fit done again share what the passes leave and this (about two sizes at p = 4
+/// over sockets, where 1-5 sizes a launch were timed again, about 2 s each).
+constexpr double kRetimeSeconds = 4;
 /// The validation times its sizes in this many passes, each size's rounds split evenly among
 /// them (101 in all, as before), and takes each candidate's median over all its rounds.
 /// Timed in one stretch, a size's candidates saw the machine of one second or two: at p = 4
@@ -881,6 +885,9 @@ constexpr int kValidationPasses = 3;
 /// |ln| of 0.055 of the measured ratio against 0.069 (closer in eight of the nine pairs), the
 /// fit's R² 0.963 against 0.946 (medians).
 constexpr int kTrainingPasses = 3;
+// Interleaved, a training pass runs after each validation pass but the last.
+static_assert(kTrainingPasses == kValidationPasses,
+              "the training's passes after the first run between the validation's");
 
 /// Calls per timed batch of the training and the validation: about 8 MB per rank and batch
 /// (1 MiB: 8 calls), 4 to 64 calls, so that a sample spans far more than the barrier's jitter.
@@ -2502,6 +2509,11 @@ int calibrate(int argc, char** argv) {
     // per size and pass: time_candidates' budget), so what a cheap one leaves goes to the rest.
     std::size_t turns_left = plans.size() * kValidationPasses;
     training_between = 0;
+    // --quick's seconds for the passes: kQuickValidationSeconds, less, where the training is
+    // interleaved, kRetimeSeconds for the sizes timed once more after the fit done again (they
+    // share what is left of kQuickValidationSeconds then).
+    double quick_seconds =
+        interleaved ? kQuickValidationSeconds - kRetimeSeconds : kQuickValidationSeconds;
     const int rounds_per_pass = (101 + kValidationPasses - 1) / kValidationPasses;
     const int pass_min = (kMinRounds + kValidationPasses - 1) / kValidationPasses;
     // A turn of a size: its candidates timed once more, their rounds appended (budget: --quick's
@@ -2519,7 +2531,7 @@ int calibrate(int argc, char** argv) {
         double used = now() - validation_start - training_between;
         double used_max = 0;
         check(fc_allreduce(&used, &used_max, 1, FC_DOUBLE, FC_MAX, world), "allreduce");
-        size_budget = std::max(1e-3, kQuickValidationSeconds - used_max) /
+        size_budget = std::max(1e-3, quick_seconds - used_max) /
                       static_cast<double>(std::max<std::size_t>(turns_left, 1));
       }
       if (turns_left > 0) --turns_left;
@@ -2547,9 +2559,13 @@ int calibrate(int argc, char** argv) {
       }
       // A pass of the fit's training between two of the validation's (interleaved, above).
       if (interleaved && pass + 1 < kValidationPasses) {
+        const std::string name = "5/5 validate: the fit's pass " + std::to_string(pass + 2) +
+                                 " of " + std::to_string(kTrainingPasses);
+        prog.phase(name.c_str());
         const double t0 = now();
         train_pass(pass + 1);
         training_between += now() - t0;
+        prog.phase("5/5 validate");
       }
     }
     // The fit again, to every training pass, and the tables and predictions from it. A size
@@ -2558,14 +2574,18 @@ int calibrate(int argc, char** argv) {
     // turn (its passes' rounds dropped: the regret compares rounds of one turn); refit_changed
     // counts those sizes.
     refit_changed = 0;
+    // FABCOLL_CALIBRATE_TEST_RETIME=1 (tests): every size timed once more, as if changed.
+    const char* retime_env = std::getenv("FABCOLL_CALIBRATE_TEST_RETIME");
+    const bool test_retime = retime_env != nullptr && std::string(retime_env) == "1";
     if (interleaved) {
+      prog.phase("5/5 the fit again, to every pass");
       refit_collectives(true);
       fanout_phi();
       build_tables();
       std::vector<SizePlan*> again;
       for (SizePlan& plan : plans) {
         SizePlan now_plan = make_plan(plan.c, plan.n);
-        if (now_plan.ks == plan.ks && now_plan.strategies == plan.strategies) {
+        if (now_plan.ks == plan.ks && now_plan.strategies == plan.strategies && !test_retime) {
           plan.predicted = now_plan.predicted;
           continue;
         }
@@ -2574,10 +2594,11 @@ int calibrate(int argc, char** argv) {
         again.push_back(&plan);
       }
       refit_changed = static_cast<int>(again.size());
-      // Each with the time of a turn of the passes (at least kMinRounds rounds).
-      const double turn_budget =
-          kQuickValidationSeconds / static_cast<double>(plans.size() * kValidationPasses);
-      for (SizePlan* plan : again) time_turn(*plan, turn_budget, kMinRounds);
+      if (!again.empty()) prog.phase("5/5 validate: sizes timed once more");
+      // Each with its share of what is left (at least kMinRounds rounds).
+      quick_seconds = kQuickValidationSeconds;
+      turns_left = again.size();
+      for (SizePlan* plan : again) time_turn(*plan, -1, kMinRounds);
     }
     for (const SizePlan& plan : plans) {
       std::vector<Measured> here;

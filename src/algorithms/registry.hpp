@@ -198,11 +198,22 @@ struct Algorithm {
   [[nodiscard]] double mean_message(const CostQuery& q) const;
   /// cost(q) under costed(q), plus a call's first wake-up (CostModel::call_wake) for the share
   /// of its path not in exchanges: what the selector, the tables and the validation predict.
-  /// With parts: the sum of theirs at q. K once per call (calls).
+  /// With parts: the sum of theirs at q, each with its K, but for the calls after the first
+  /// where n lies below the inject size (CostModel::small_below): their receivers have just
+  /// sent in the call before, and an injected first message finds them awake. K once per call
+  /// (calls).
   [[nodiscard]] double predict(CostQuery q) const {
     if (!parts.empty()) {
       double t = 0;
-      for (const Algorithm* part : parts) t += part->predict(q);
+      for (const Algorithm* part : parts) {
+        t += part->predict(q);
+        // p = 4 sockets on 2 cores (fifty-first session): reduce + bcast at 128 B took
+        // 41.8 and 52.9 µs in one call, its binomial reduce alone 38.8 and 43.1 and its
+        // broadcast alone 26.6 and 32.0 (K_s 17.5 and 24.9 µs), and it was the fastest
+        // all-reduce there in all four validations, 16-30% under recursive doubling; K_s
+        // twice put it 32% over its time and recursive doubling was chosen.
+        if (q.m.has_small() && q.n < q.m.small_below) q.m.call_wake = 0;
+      }
       return t;
     }
     const double first =

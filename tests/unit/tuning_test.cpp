@@ -2767,6 +2767,25 @@ TEST(Crossover, ReduceBcastIsCostedAsItsTwoCalls) {
   once.call_wake = 0;
   EXPECT_NEAR(algorithm_cost(*rb, 2048, 4, m) - algorithm_cost(*rb, 2048, 4, once), 2 * m.call_wake,
               1e-12);
+  // Below the inject size (α of small messages; fifty-first session) the broadcast after the
+  // reduce pays no K: its receivers have just sent, and its injected first message finds
+  // them awake. At and above it, and without α of small messages, K twice as before.
+  CostModel sm = m;
+  sm.small_below = 256;
+  sm.alpha_small = 3e-6;
+  sm.call_wake_small = 1.8e-5;
+  ASSERT_TRUE(sm.has_small());
+  CostModel sm0 = sm;
+  sm0.call_wake = 0;
+  sm0.call_wake_small = 0;
+  for (const double n : {128.0, 255.0, 256.0, 2048.0}) {
+    const double k_paid = algorithm_cost(*rb, n, 4, sm) - algorithm_cost(*rb, n, 4, sm0);
+    const double k_call = algorithm_cost(*reduce, n, 4, sm) - algorithm_cost(*reduce, n, 4, sm0);
+    EXPECT_GT(k_call, 0) << n;
+    EXPECT_NEAR(k_paid, n < 256 ? k_call : 2 * k_call, 1e-12) << n;
+  }
+  EXPECT_NEAR(algorithm_cost(*rb, 128, 4, m) - algorithm_cost(*rb, 128, 4, once), 2 * m.call_wake,
+              1e-12);
   // The two-tree all-reduce, a reduce and then a broadcast in one algorithm: K twice too
   // (Algorithm::calls), on the share of its path not in exchanges; recursive doubling once.
   const Algorithm* tt = find_algorithm(Collective::allreduce, "two_tree");

@@ -156,10 +156,11 @@ struct Algorithm {
   /// The collective calls it makes, one after the other, where it is one collective run and
   /// then another (reduce + bcast: the binomial reduce, then the binomial broadcast); empty
   /// otherwise. predict costs it as those calls, each as its own (its own written and exchange
-  /// shares, W only where that call fans in, and a call's first wake-up K for each): the
-  /// broadcast's receivers idle through the reduce and wait for its first message as a
-  /// broadcast's do. fabcoll-calibrate does not fit it to its own timed runs (its calls are
-  /// timed there, each as itself).
+  /// shares, W only where that call fans in, and a call's first wake-up K for each, but the
+  /// calls after the first where n lies below the inject size: predict): the broadcast's
+  /// receivers idle through the reduce and wait for its first message as a broadcast's do.
+  /// fabcoll-calibrate does not fit it to its own timed runs (its calls are timed there, each as
+  /// itself).
   std::span<const Algorithm* const> parts = {};
   /// How many calls' first wake-ups (CostModel::call_wake) predict charges it where it has no
   /// parts: its phases whose receivers idle until the phase's first message reaches them. The

@@ -866,7 +866,7 @@ constexpr int kMinRounds = 31;
 constexpr double kQuickValidationSeconds = 60;
 /// Of which, where the training is interleaved with the validation, the sizes timed once more
 /// after the fit done again share what the passes leave and this (about two sizes at p = 4
-/// over sockets, where 1-5 sizes a launch were timed again, about 2 s each).
+/// over sockets, where 0-5 sizes a launch were timed again, a median of 1, about 2 s each).
 constexpr double kRetimeSeconds = 4;
 /// The validation times its sizes in this many passes, each size's rounds split evenly among
 /// them (101 in all, as before), and takes each candidate's median over all its rounds.
@@ -1380,6 +1380,8 @@ int calibrate(int argc, char** argv) {
   // done again, where it chose another packet count or strategy for a candidate.
   bool interleaved = false;
   double training_between = 0;
+  // The validation's time outside --quick's budget: training_between and the fit done again.
+  double outside_budget = 0;
   int refit_changed = 0;
   bool probe_moved = false;
   // ω as fitted to the timed collectives where ranks share cores inside a node (0: not fitted
@@ -1463,7 +1465,7 @@ int calibrate(int argc, char** argv) {
                     fit_small_gain, pp_step, probe_after, probes_during, probe_change, probe_moved,
                     omega_fitted, omega_disagrees, ring_ratio, rings_disagree, fanout_runs,
                     streamed_runs, validation_seconds, interleaved, training_between,
-                    refit_changed);
+                    outside_budget, refit_changed);
   };
   using Snapshot = decltype(values_of(state()));
   std::optional<Snapshot> least_changed;
@@ -2430,8 +2432,9 @@ int calibrate(int argc, char** argv) {
       double n = 0;
       std::vector<const Algorithm*> cands;
       std::vector<double> packets, predicted;
-      std::vector<double> ks;        // the packet count each prediction used
-      std::vector<long> strategies;  // a hybrid's strategy under its model (-1: none)
+      std::vector<double> ks;                 // the packet count each prediction used
+      std::vector<long> strategies;           // a hybrid's strategy under its model (-1: none)
+      std::vector<fabcoll::sim::Stats> logs;  // each one's messages on the sim (message_log)
       std::vector<std::size_t> twin, timed_index;
       std::vector<const Algorithm*> timed_cands;
       std::vector<double> timed_packets;
@@ -2447,7 +2450,7 @@ int calibrate(int argc, char** argv) {
       plan.n = n;
       const auto bytes = static_cast<std::size_t>(n);
       std::vector<fabcoll::CostModel> models;  // the model each prediction used
-      std::vector<fabcoll::sim::Stats> logs;   // each one's messages on the sim (message_log)
+      std::vector<fabcoll::sim::Stats>& logs = plan.logs;
       for (const Algorithm* alg : fabcoll::all_algorithms()) {
         if (alg->coll != c || !tuning::eligible(*alg, p, true)) continue;
         // The packet count the fitted model wants (elements of 8 bytes, as the engine counts).
@@ -2508,7 +2511,7 @@ int calibrate(int argc, char** argv) {
     // --quick shares what is left of kQuickValidationSeconds evenly over the turns left (one
     // per size and pass: time_candidates' budget), so what a cheap one leaves goes to the rest.
     std::size_t turns_left = plans.size() * kValidationPasses;
-    training_between = 0;
+    training_between = outside_budget = 0;
     // --quick's seconds for the passes: kQuickValidationSeconds, less, where the training is
     // interleaved, kRetimeSeconds for the sizes timed once more after the fit done again (they
     // share what is left of kQuickValidationSeconds then).
@@ -2518,7 +2521,7 @@ int calibrate(int argc, char** argv) {
     const int pass_min = (kMinRounds + kValidationPasses - 1) / kValidationPasses;
     // A turn of a size: its candidates timed once more, their rounds appended (budget: --quick's
     // seconds for it; below 0: its share of what is left).
-    const auto time_turn = [&](SizePlan& plan, double budget, int min_rounds) {
+    const auto time_turn = [&](SizePlan& plan, double budget, int rounds_wanted, int min_rounds) {
       const auto bytes = static_cast<std::size_t>(plan.n);
       const std::size_t total = bytes * static_cast<std::size_t>(p);
       PageVector<double> a(total / sizeof(double) + 1, 1.0), b(total / sizeof(double) + 1, 0.0);
@@ -2528,7 +2531,7 @@ int calibrate(int argc, char** argv) {
       double size_budget = quick ? budget : 0;
       if (quick && budget < 0) {
         // The slowest rank's clock: every rank must cut the rounds at the same count.
-        double used = now() - validation_start - training_between;
+        double used = now() - validation_start - outside_budget;
         double used_max = 0;
         check(fc_allreduce(&used, &used_max, 1, FC_DOUBLE, FC_MAX, world), "allreduce");
         size_budget = std::max(1e-3, quick_seconds - used_max) /
@@ -2537,7 +2540,7 @@ int calibrate(int argc, char** argv) {
       if (turns_left > 0) --turns_left;
       std::vector<std::vector<double>> rounds;
       (void)time_candidates(plan.c, world, fabcoll::world_comm(ctx), p, plan.timed_cands,
-                            plan.timed_packets, &plan.timed_models, bytes, rounds_per_pass, barrier,
+                            plan.timed_packets, &plan.timed_models, bytes, rounds_wanted, barrier,
                             a, b, nullptr, nullptr, &rounds, size_budget, min_rounds);
       for (std::size_t t = 0; t < rounds.size(); ++t)
         plan.rounds[t].insert(plan.rounds[t].end(), rounds[t].begin(), rounds[t].end());
@@ -2545,7 +2548,7 @@ int calibrate(int argc, char** argv) {
     };
     for (int pass = 0; pass < kValidationPasses; ++pass) {
       for (SizePlan& plan : plans) {
-        time_turn(plan, -1, pass_min);
+        time_turn(plan, -1, rounds_per_pass, pass_min);
         prog.advance(static_cast<double>(plan.timed_cands.size()) / kValidationPasses);
         // The written-data probe after each size as well (in the last pass): the VM's slow mode
         // can come and go within the validation, unseen by the probes before the fit and after
@@ -2563,8 +2566,12 @@ int calibrate(int argc, char** argv) {
                                  " of " + std::to_string(kTrainingPasses);
         prog.phase(name.c_str());
         const double t0 = now();
+        // Under the context's own link, as the first pass ran (the validation's turns set
+        // their candidates' models).
+        fabcoll::world_comm(ctx).set_link(context_link);
         train_pass(pass + 1);
         training_between += now() - t0;
+        outside_budget += now() - t0;
         prog.phase("5/5 validate");
       }
     }
@@ -2579,13 +2586,20 @@ int calibrate(int argc, char** argv) {
     const bool test_retime = retime_env != nullptr && std::string(retime_env) == "1";
     if (interleaved) {
       prog.phase("5/5 the fit again, to every pass");
+      const double t0 = now();
       refit_collectives(true);
       fanout_phi();
       build_tables();
       std::vector<SizePlan*> again;
       for (SizePlan& plan : plans) {
         SizePlan now_plan = make_plan(plan.c, plan.n);
-        if (now_plan.ks == plan.ks && now_plan.strategies == plan.strategies && !test_retime) {
+        // The same runs: the same packet counts and strategies, and on the sim the same
+        // messages (a choice the run makes by the model, as the grid all-to-all's).
+        bool same = now_plan.ks == plan.ks && now_plan.strategies == plan.strategies &&
+                    now_plan.logs.size() == plan.logs.size() && !test_retime;
+        for (std::size_t j = 0; same && j < plan.logs.size(); ++j)
+          same = fabcoll::same_messages(plan.logs[j], now_plan.logs[j]);
+        if (same) {
           plan.predicted = now_plan.predicted;
           continue;
         }
@@ -2594,11 +2608,13 @@ int calibrate(int argc, char** argv) {
         again.push_back(&plan);
       }
       refit_changed = static_cast<int>(again.size());
+      outside_budget += now() - t0;  // the fit, the tables and the plans
       if (!again.empty()) prog.phase("5/5 validate: sizes timed once more");
-      // Each with its share of what is left (at least kMinRounds rounds).
+      // Each with its share of what is left of --quick's budget, and the rounds a size gets
+      // in all its passes (at least kMinRounds).
       quick_seconds = kQuickValidationSeconds;
       turns_left = again.size();
-      for (SizePlan* plan : again) time_turn(*plan, -1, kMinRounds);
+      for (SizePlan* plan : again) time_turn(*plan, -1, 101, kMinRounds);
     }
     for (const SizePlan& plan : plans) {
       std::vector<Measured> here;
@@ -2715,8 +2731,10 @@ int calibrate(int argc, char** argv) {
       kept = attempt;
     }
     const double took = prog.elapsed() - attempt_start;
-    const double next =
-        took - validation_seconds + std::max(validation_seconds, kQuickValidationSeconds);
+    // (The validation's own time, not the training passes between its passes, is what its
+    // budget bounds: a next attempt may take all of that budget and those passes again.)
+    const double validating = validation_seconds - outside_budget;
+    const double next = took - validating + std::max(validating, kQuickValidationSeconds);
     const bool in_time = forced || !quick || prog.elapsed() + next <= kQuickSeconds;
     std::int32_t again = disturbed && attempt <= retries && in_time ? 1 : 0;
     check(fc_bcast(&again, 1, FC_INT32, 0, world), "bcast");

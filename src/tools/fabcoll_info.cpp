@@ -157,7 +157,7 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
     std::printf(
         "# a call's first wake-up: K = %.3g us once per call, times the share of its path not in "
         "exchanges (below the break%s; twice for the two-tree all-reduce, once for each call "
-        "reduce + bcast makes)\n",
+        "reduce + bcast makes, its broadcast none where n takes alpha of small messages)\n",
         m.call_wake * 1e6, above);
   }
   if (m.has_small()) {

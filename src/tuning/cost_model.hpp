@@ -189,20 +189,20 @@ struct CostModel {
   double overhead_small = -1;
   /// K: a call's first wake-up, what a call adds once for the share of its critical path not in
   /// exchanges ((1 − e)K, Algorithm::predict; Algorithm::calls times, and once for each of an
-  /// algorithm's parts, Algorithm::parts). Over the fabric with ranks sharing cores a
-  /// one-way collective's receivers have left their core between calls, and the call's first
-  /// message waits for its receiver to be switched back in; later rounds of the same call find
-  /// it there. p = 4 sockets on 2 cores, fabcoll-calibrate --quick's timed collectives at 256 B
-  /// (13 launches): the naive broadcast (one round) about 100 µs, the binomial tree (two) 115,
-  /// reduce + bcast (four) 169, where the fit with one α per round put the naive one 27–39%
-  /// under its time and reduce + bcast 9–40% over it (six launches). Each segment has a K of its
-  /// own (the upper one's from LinkParams::call_wake_above, fitted as a column apart), and an
-  /// algorithm whose rounds lie on both sides takes each by its share (tuning::mixed_segments).
-  /// The lower segment's K charged at every size (a first version) put reduce + bcast 9–23%
-  /// under its time at 2 KiB – 384 KiB and chose it over recursive doubling from 29–58 KiB up,
-  /// where it was 3–17% slower (three launches); with none above the break (the next version)
-  /// the naive broadcast and reduce at 2 KiB, above a break at 1 KiB, came out 32–40% under
-  /// their training times (two launches of the forty-fourth session), and with K above fitted
+  /// algorithm's parts, Algorithm::parts, but the first where n lies below small_below). Over the
+  /// fabric with ranks sharing cores a one-way collective's receivers have left their core between
+  /// calls, and the call's first message waits for its receiver to be switched back in; later
+  /// rounds of the same call find it there. p = 4 sockets on 2 cores, fabcoll-calibrate --quick's
+  /// timed collectives at 256 B (13 launches): the naive broadcast (one round) about 100 µs, the
+  /// binomial tree (two) 115, reduce + bcast (four) 169, where the fit with one α per round put the
+  /// naive one 27–39% under its time and reduce + bcast 9–40% over it (six launches). Each segment
+  /// has a K of its own (the upper one's from LinkParams::call_wake_above, fitted as a column
+  /// apart), and an algorithm whose rounds lie on both sides takes each by its share
+  /// (tuning::mixed_segments). The lower segment's K charged at every size (a first version) put
+  /// reduce + bcast 9–23% under its time at 2 KiB – 384 KiB and chose it over recursive doubling
+  /// from 29–58 KiB up, where it was 3–17% slower (three launches); with none above the break (the
+  /// next version) the naive broadcast and reduce at 2 KiB, above a break at 1 KiB, came out 32–40%
+  /// under their training times (two launches of the forty-fourth session), and with K above fitted
   /// apart 0–13% (fourteen). Fitted with the others to the timed collectives over the fabric
   /// where ranks share cores (fabcoll-calibrate); 0 (the texts' model) elsewhere.
   double call_wake = 0;

@@ -8,17 +8,28 @@
 #   calibrate_interleaved.sh FABCOLL_RUN FABCOLL_CALIBRATE
 set -euo pipefail
 run=$1 cal=$2
-cores=$(getconf _NPROCESSORS_ONLN)
-if ((cores >= 3)); then
-  echo "calibrate_interleaved: $cores cores: 3 ranks do not share them (skipped)"
+cores=$(getconf _NPROCESSORS_ONLN)  # what calibrate counts as the machine's cores
+if ((cores > 4)); then
+  echo "calibrate_interleaved: $cores cores: $((cores + 1)) ranks would be too many here (skipped)"
   exit 77
 fi
+n=$((cores + 1))  # more ranks than cores: the fit to timed collectives
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "calibrate_interleaved: $*"; cat "$work/out"; tr '\r' '\n' <"$work/err" | tail -20; exit 1; }
 "$cal" --help | grep -q -- "--fit-first" || fail "--fit-first missing from --help"
-FABCOLL_CALIBRATE_TEST_RETIME=1 "$run" -n 3 --transport shm -- "$cal" --quick \
-  -o "$work/tuning.json" --report "$work/report" >"$work/out" 2>"$work/err" || fail "calibrate failed"
+# Where the barriers beside the batches are slow too (other tests' load), calibrate rightly
+# stops with its "too busy" error: tried again, up to three launches; any other failure fails.
+for try in 1 2 3; do
+  if FABCOLL_CALIBRATE_TEST_RETIME=1 "$run" -n $n --transport shm -- "$cal" --quick \
+    -o "$work/tuning.json" --report "$work/report" >"$work/out" 2>"$work/err"; then
+    break
+  fi
+  if ((try == 3)) || ! grep -q "the machine is too busy to time the collectives" "$work/err"; then
+    fail "calibrate failed"
+  fi
+  echo "calibrate_interleaved: launch $try found the machine too busy; again"
+done
 grep -q "^the fit's timed collectives: the first of 3 passes before the validation" "$work/out" ||
   fail "no interleaved training reported"
 # The progress line: the fit's passes 2 and 3 after the validation began, then the fit again.

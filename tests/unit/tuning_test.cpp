@@ -2786,6 +2786,13 @@ TEST(Crossover, ReduceBcastIsCostedAsItsTwoCalls) {
   }
   EXPECT_NEAR(algorithm_cost(*rb, 128, 4, m) - algorithm_cost(*rb, 128, 4, once), 2 * m.call_wake,
               1e-12);
+  // As the selector costs it (segment_k mixes K_s in for rounds below small_below): at 128 B
+  // K_s once; at 512 B K twice.
+  for (const double n : {128.0, 512.0}) {
+    const LinkModel with = LinkModel::uniform(sm), without = LinkModel::uniform(sm0);
+    const double k_paid = algorithm_cost(*rb, n, 4, with) - algorithm_cost(*rb, n, 4, without);
+    EXPECT_NEAR(k_paid, n < 256 ? sm.call_wake_small : 2 * sm.call_wake, 1e-12) << n;
+  }
   // The two-tree all-reduce, a reduce and then a broadcast in one algorithm: K twice too
   // (Algorithm::calls), on the share of its path not in exchanges; recursive doubling once.
   const Algorithm* tt = find_algorithm(Collective::allreduce, "two_tree");

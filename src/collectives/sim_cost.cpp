@@ -46,6 +46,17 @@ bool same_messages(const sim::Stats& x, const sim::Stats& y) {
          x.rank_finish == y.rank_finish;
 }
 
+bool same_sends(const sim::Stats& x, const sim::Stats& y) {
+  const auto sends = [](const sim::Stats& s) {
+    std::vector<std::tuple<int, int, std::size_t>> out;
+    out.reserve(s.messages.size());
+    for (const sim::Stats::Sent& m : s.messages) out.emplace_back(m.src, m.dst, m.bytes);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  return x.bytes_copied == y.bytes_copied && sends(x) == sends(y);
+}
+
 namespace {
 sim::Stats run_for_cost_in(sim::World& world, const Algorithm& alg, int p, std::size_t bytes,
                            int root, std::size_t packets, long strategy, bool phantom) {

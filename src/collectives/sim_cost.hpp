@@ -36,6 +36,11 @@ sim::Stats message_log(const Algorithm& alg, int p, std::size_t bytes, const Cos
 /// algorithms can be: the hybrid all-reduce at recursive doubling's strategy, or at p = 2 every
 /// broadcast that sends its one message whole (naive, binomial, the pipelines at one packet).
 bool same_messages(const sim::Stats& x, const sim::Stats& y);
+/// Whether two message_log runs, possibly under different models, send the same messages
+/// (sender, receiver, bytes, in any order) and copy the same bytes on every rank: same_messages
+/// without the times, which move with the model. fabcoll-calibrate's validation times a size
+/// once more where a candidate's run under the model fitted again is not the one it timed.
+bool same_sends(const sim::Stats& x, const sim::Stats& y);
 
 /// For a rooted alg (a broadcast) at p ranks and `bytes` under m with `packets` (0: from the
 /// model): for each root r, the rank other than r that finishes last on the sim (ties: the one

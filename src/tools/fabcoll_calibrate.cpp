@@ -2598,7 +2598,7 @@ int calibrate(int argc, char** argv) {
         bool same = now_plan.ks == plan.ks && now_plan.strategies == plan.strategies &&
                     now_plan.logs.size() == plan.logs.size() && !test_retime;
         for (std::size_t j = 0; same && j < plan.logs.size(); ++j)
-          same = fabcoll::same_messages(plan.logs[j], now_plan.logs[j]);
+          same = fabcoll::same_sends(plan.logs[j], now_plan.logs[j]);
         if (same) {
           plan.predicted = now_plan.predicted;
           continue;

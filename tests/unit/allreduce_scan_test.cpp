@@ -170,6 +170,31 @@ TEST(AllreduceScan, SameMessagesFindsTheHybridAtTheEndsOfItsStrategies) {
   EXPECT_GT(own, 0);
 }
 
+// fabcoll::same_sends (fabcoll-calibrate's validation, after its fit done again): one run under
+// two models sends the same messages, whose times differ (same_messages: not the same); the
+// hybrid at two strategies, or a pipeline at two packet counts, does not.
+TEST(AllreduceScan, SameSendsIgnoresTheModelsTimes) {
+  CostModel slow = kLatencyBound;
+  slow.alpha *= 3;
+  slow.beta *= 2;
+  for (const int p : {3, 4, 6}) {
+    const std::size_t bytes = 4096 * 8 * static_cast<std::size_t>(p);
+    for (const Algorithm* a : {&algorithms::kAllreduceRecursiveDoubling,
+                               &algorithms::kAllreduceRabenseifner, &algorithms::kAllreduceRing}) {
+      const sim::Stats x = message_log(*a, p, bytes, kLatencyBound);
+      const sim::Stats y = message_log(*a, p, bytes, slow);
+      ASSERT_FALSE(x.messages.empty());
+      EXPECT_TRUE(same_sends(x, y)) << a->name << " p=" << p;
+      EXPECT_FALSE(same_messages(x, y)) << a->name << " p=" << p;  // their times differ
+    }
+    // The hybrid at recursive doubling's strategy and at another.
+    const sim::Stats s0 = message_log(algorithms::kAllreduceHybrid, p, bytes, kLatencyBound, 0, 0);
+    const sim::Stats s1 = message_log(algorithms::kAllreduceHybrid, p, bytes, slow, 0, 1);
+    EXPECT_FALSE(same_sends(s0, s1)) << "p=" << p;
+    EXPECT_TRUE(same_sends(s0, message_log(algorithms::kAllreduceHybrid, p, bytes, slow, 0, 0)));
+  }
+}
+
 // The mean message the hybrid reports (Algorithm::message_bytes, which decides whether ω
 // applies: CostModel::written_from) is that of the messages it sends on the sim with the
 // strategy it runs, also where ω and χ make that strategy differ from Theorem 1's under the raw

@@ -866,7 +866,7 @@ constexpr int kMinRounds = 31;
 constexpr double kQuickValidationSeconds = 60;
 /// Of which, where the training is interleaved with the validation, the sizes timed once more
 /// after the fit done again share what the passes leave and this (about two sizes at p = 4
-/// over sockets, where 0-5 sizes a launch were timed again, a median of 1, about 2 s each).
+/// over sockets, where 0-7 sizes a launch were timed again, a median of 1 in 26, about 2 s each).
 constexpr double kRetimeSeconds = 4;
 /// The validation times its sizes in this many passes, each size's rounds split evenly among
 /// them (101 in all, as before), and takes each candidate's median over all its rounds.

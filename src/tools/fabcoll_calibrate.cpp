@@ -1377,7 +1377,7 @@ int calibrate(int argc, char** argv) {
   double validation_seconds = 0;      // the validation's own time (rank 0's clock)
   // Where the fit's later training passes ran between the validation's (interleaved): their
   // time (within validation_seconds), and the validated sizes timed once more after the fit
-  // done again, where it chose another packet count or strategy for a candidate.
+  // done again, where it runs a candidate otherwise (packet count, strategy or messages).
   bool interleaved = false;
   double training_between = 0;
   // The validation's time outside --quick's budget: training_between and the fit done again.
@@ -1666,7 +1666,7 @@ int calibrate(int argc, char** argv) {
     // (interleaved, below): a pass of them (train_pass) and the fit to all rounds timed so far
     // (refit_collectives; its argument: whether it prints its notes).
     interleaved = false;
-    std::function<void(int)> train_pass;
+    std::function<void()> train_pass;
     std::function<void(bool)> refit_collectives;
     if (layout > 0 && oversub_fit == "collectives") {
       prog.phase("3b/5 fit to collectives");
@@ -2019,7 +2019,7 @@ int calibrate(int argc, char** argv) {
       const auto shared_plans = std::make_shared<std::vector<TrainPlan>>(std::move(train_plans));
       const auto shared_ab = std::make_shared<std::pair<PageVector<double>, PageVector<double>>>(
           std::move(a), std::move(b));
-      train_pass = [&, shared_plans, shared_ab, order, pass_rounds](int /*pass*/) {
+      train_pass = [&, shared_plans, shared_ab, order, pass_rounds] {
         for (TrainPlan& plan : *shared_plans) {
           // With pipelines among them each runs under its own model, as in the validation (the
           // whole-message ones under the one that orders their roots); else the context's.
@@ -2045,7 +2045,7 @@ int calibrate(int argc, char** argv) {
       // first, the training saw the pace of the 20-30 s before the validation, not the pace
       // the validation saw.
       interleaved = !no_validate && !fit_first;
-      for (int pass = 0; pass < (interleaved ? 1 : kTrainingPasses); ++pass) train_pass(pass);
+      for (int pass = 0; pass < (interleaved ? 1 : kTrainingPasses); ++pass) train_pass();
       // The model before the fit (the ping-pong's), from which every fit starts.
       const tuning::LinkParams lp_before = lp;
       refit_collectives = [=, &lp, &train, &train_runs, &small_runs, &fit_break_gain,
@@ -2569,7 +2569,7 @@ int calibrate(int argc, char** argv) {
         // Under the context's own link, as the first pass ran (the validation's turns set
         // their candidates' models).
         fabcoll::world_comm(ctx).set_link(context_link);
-        train_pass(pass + 1);
+        train_pass();
         training_between += now() - t0;
         outside_budget += now() - t0;
         prog.phase("5/5 validate");
@@ -3072,8 +3072,8 @@ int calibrate(int argc, char** argv) {
         std::printf(
             "the fit's timed collectives: the first of %d passes before the validation, the "
             "others between its passes (%.1f s of its %.1f s), the fit done again to all of "
-            "them; %d validated sizes timed once more after it, where it chose another packet "
-            "count or strategy for a candidate\n",
+            "them; %d validated sizes timed once more after it, where it runs a candidate "
+            "otherwise (another packet count, strategy or messages)\n",
             kTrainingPasses, training_between, validation_seconds, refit_changed);
       if (drifted)
         std::fprintf(stderr,
@@ -3388,9 +3388,10 @@ int calibrate(int argc, char** argv) {
                        fmt("%.1f", training_between) +
                        " s of the validation's time) for the tables and predictions; " +
                        std::to_string(refit_changed) +
-                       " validated sizes, where it chose another packet count or strategy for "
-                       "a candidate than the fit to the first pass, were timed once more after "
-                       "it, every candidate there in one turn as now chosen."
+                       " validated sizes, where it runs a candidate otherwise than the fit to the "
+                       "first pass did (another packet count, strategy or messages on the sim), "
+                       "were timed once more after it, every candidate there in one turn as now "
+                       "chosen."
                  : std::string())
          << " Written data across CPUs (a 128 KiB round trip of just-written against untouched "
          << "messages): **x" << fmt("%.2f", probe_before) << "** before the fit, **x"

@@ -206,6 +206,18 @@ struct CostFit : LinearFit {
 };
 CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& options = {});
 
+/// fit_cost_points' parameters (its columns).
+inline constexpr int kCostFitParams = 11;
+/// The search behind fit_cost_points, given its weighted normal equations (ata = AᵀWA,
+/// aty = AᵀWy, yty = yᵀWy): the x of least SSE yty − 2xᵀaty + xᵀ·ata·x over every subset of the
+/// columns (the others held at 0) whose own solution is non-negative, which is the
+/// non-negative least-squares optimum. Columns with ata[j][j] = 0 stay at 0; a subset whose
+/// elimination meets a pivot below 1e-12 of its diagonal (a column others explain) is left out;
+/// of equal SSEs the subset of the lowest bit mask (bit j: column j) wins.
+void subset_least_squares(const double (&ata)[kCostFitParams][kCostFitParams],
+                          const double (&aty)[kCostFitParams], double yty,
+                          double (&x)[kCostFitParams]);
+
 /// fit_cost_points with ω (CostModel::written) as a third parameter: each point's β bytes
 /// become b(1 + f(ω − 1)). Profile fit: for every ω of a grid over [1, max_omega] (steps of
 /// 0.05) α, β are fitted as above; the ω of least weighted SSE wins (the smallest on a tie, so
@@ -226,6 +238,20 @@ struct WrittenFit {
 WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_omega = 10,
                                    double chi_lo = 1, double chi_hi = 1, double chi_beta_lo = 1,
                                    double chi_beta_hi = 1, const CostFitOptions& options = {});
+
+/// fit_cost_points_written in parts, which one may search apart (fabcoll-calibrate: a part on
+/// each rank): written_fit_errors gives the error (CostFit::sse) of every point of its grid in
+/// part `part` of `parts` (the points i with i mod parts = part; every point where parts <= 1),
+/// -1 at the others; written_fit_from_errors, given every point's (the parts' errors merged,
+/// e.g. by their maximum), returns what fit_cost_points_written returns, the same arguments
+/// given to both: the grid point it keeps, fitted again.
+std::vector<double> written_fit_errors(std::span<const CostPoint> pts, double max_omega,
+                                       double chi_lo, double chi_hi, double chi_beta_lo,
+                                       double chi_beta_hi, const CostFitOptions& options, int part,
+                                       int parts);
+WrittenFit written_fit_from_errors(std::span<const CostPoint> pts, double max_omega, double chi_lo,
+                                   double chi_hi, double chi_beta_lo, double chi_beta_hi,
+                                   const CostFitOptions& options, std::span<const double> errors);
 
 /// Which of several fits of the same timed points to keep, each with the points' rounds placed
 /// above its own candidate break (fits[i] with breaks[i]; breaks[0] = 0 is the fit without a

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -417,6 +418,90 @@ std::vector<CostPoint> cost_points(const CostModel& truth,
     }
   }
   return pts;
+}
+
+// The search behind fit_cost_points meets the non-negative optimum's conditions (Karush-Kuhn-
+// Tucker; the problem is convex, so they certify it): x >= 0, the SSE's gradient
+// g = ata·x − aty is 0 where x > 0 and not negative where x = 0. Random columns, one of zeros,
+// one a copy of another (every subset holding both is singular), and right-hand sides that
+// some columns fit with a negative weight (held at 0 in the optimum).
+TEST(Fit, SubsetLeastSquaresMeetsTheOptimumsConditions) {
+  constexpr int n = kCostFitParams;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(0, 1);
+  int held = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::array<double, n>> rows(40);
+    std::vector<double> y(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      for (int j = 0; j < n; ++j) rows[i][j] = u(rng) * std::pow(10.0, j % 3);
+      rows[i][3] = 0;
+      rows[i][7] = rows[i][2];
+      y[i] = rows[i][0] + 0.5 * rows[i][1] - 0.3 * rows[i][4] + 0.1 * u(rng) - 0.05;
+    }
+    double ata[n][n] = {}, aty[n] = {}, yty = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      yty += y[i] * y[i];
+      for (int j = 0; j < n; ++j) {
+        aty[j] += rows[i][j] * y[i];
+        for (int k = 0; k < n; ++k) ata[j][k] += rows[i][j] * rows[i][k];
+      }
+    }
+    double x[n];
+    subset_least_squares(ata, aty, yty, x);
+    EXPECT_EQ(x[3], 0.0);
+    EXPECT_TRUE(x[2] == 0 || x[7] == 0) << trial;
+    for (int j = 0; j < n; ++j) {
+      double g = -aty[j];
+      for (int k = 0; k < n; ++k) g += ata[j][k] * x[k];
+      const double scale = std::sqrt(ata[j][j] * yty) + 1e-300;
+      EXPECT_GE(x[j], 0.0) << trial << " " << j;
+      if (x[j] > 0) {
+        EXPECT_NEAR(g / scale, 0.0, 1e-9) << trial << " " << j;
+      } else if (ata[j][j] > 0) {
+        EXPECT_GE(g / scale, -1e-9) << trial << " " << j;
+        held += g / scale > 1e-6;
+      }
+    }
+  }
+  EXPECT_GT(held, 100);  // the constraint binds: columns held at 0 that would lower the SSE
+}
+
+// fit_cost_points_written's grid searched in parts, the parts' errors merged by their
+// maximum (as fabcoll-calibrate merges its ranks'): the same fit, bit for bit, for any number
+// of parts.
+TEST(Fit, WrittenFitInPartsIsTheWholeFit) {
+  CostModel truth{8e-6, 3e-10, 5e-11};
+  truth.written = 1.6;
+  truth.exchange_alpha = truth.exchange_beta = 1.3;
+  std::vector<CostPoint> pts =
+      cost_points(truth, {Collective::bcast, Collective::allreduce, Collective::allgather});
+  std::mt19937 rng(3);
+  std::normal_distribution<double> noise(0.0, 0.05);
+  for (CostPoint& p : pts) p.t *= 1 + noise(rng);
+  const WrittenFit whole = fit_cost_points_written(pts, 3, 0.5, 2);
+  for (int parts = 1; parts <= 4; ++parts) {
+    std::vector<double> merged;
+    for (int part = 0; part < parts; ++part) {
+      const std::vector<double> e = written_fit_errors(pts, 3, 0.5, 2, 1, 1, {}, part, parts);
+      if (merged.empty()) merged.assign(e.size(), -1.0);
+      ASSERT_EQ(e.size(), merged.size());
+      for (std::size_t i = 0; i < e.size(); ++i) {
+        EXPECT_TRUE(e[i] == -1.0 || merged[i] == -1.0) << "two parts fitted point " << i;
+        merged[i] = std::max(merged[i], e[i]);
+      }
+    }
+    EXPECT_EQ(std::count(merged.begin(), merged.end(), -1.0), 0) << parts;
+    const WrittenFit got = written_fit_from_errors(pts, 3, 0.5, 2, 1, 1, {}, merged);
+    EXPECT_EQ(got.omega, whole.omega) << parts;
+    EXPECT_EQ(got.chi, whole.chi) << parts;
+    EXPECT_EQ(got.chi_beta, whole.chi_beta) << parts;
+    EXPECT_EQ(got.fit.alpha, whole.fit.alpha) << parts;
+    EXPECT_EQ(got.fit.beta, whole.fit.beta) << parts;
+    EXPECT_EQ(got.fit.sse, whole.fit.sse) << parts;
+  }
+  EXPECT_NEAR(whole.omega, 1.6, 0.2);
+  EXPECT_NEAR(whole.chi, 1.3, 0.2);
 }
 
 TEST(Fit, CostPointsRecoverTheWrittenFactor) {

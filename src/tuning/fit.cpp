@@ -30,8 +30,9 @@ constexpr int kParams = kCostFitParams;
 /// subset singular at its last pivot is singular in every subset extending it (not searched).
 /// Its SSE sums the subset's terms alone, in the same order (the others' are 0). The same
 /// results, bit for bit, as searching the masks in increasing order and eliminating each whole
-/// (20 000 random problems, degenerate ones among them), in 0.31 ms a fit where that took 0.88
-/// (fabcoll-fit-bench, BM_fit_cost_points: 100 points, every column reached).
+/// (20 000 random problems, degenerate ones among them), in 0.30 ms a fit where that took 0.70
+/// (fabcoll-fit-bench, BM_fit_cost_points: 100 points, every column reached; medians of three
+/// pinned runs each).
 class SubsetSearch {
  public:
   SubsetSearch(const double (&ata)[kParams][kParams], const double (&aty)[kParams], double yty)

@@ -2123,10 +2123,14 @@ int calibrate(int argc, char** argv) {
         fit_options.split_above = fit_options.call = fabric;
         fit_options.beta_below = fabric || broken;
         // The grid of ω, χα and χβ searched in parts, one on each rank (every rank holds the
-        // same points: the timed runs' slowest over the ranks), and the errors merged: the same
-        // fit as fit_cost_points_written's on one rank. Searched whole on every rank the fits
-        // took about 6.5 s of each rank's CPU in a p = 4 sockets launch on 2 cores, 13 s of the
-        // launch (perf; two fits, before the validation and after it).
+        // same points: the timed runs' slowest over the ranks), and the errors summed: the same
+        // fit as fit_cost_points_written's on one rank. A collective call: every rank makes
+        // the same calls in the same order (one per candidate break, and one more where some
+        // point has small messages; the points, the breaks and the ping-pong's model are the
+        // same on every rank), or the ranks wait for each other forever. Searched whole on
+        // every rank with the search before the fifty-second session's, the fits took about
+        // 6.5 s of each rank's CPU in a p = 4 sockets launch on 2 cores (perf), 8.1 s of the
+        // launch's wall time for the fit done again after the validation, 1.1 s so.
         const auto fit_of = [&](const std::vector<tuning::CostPoint>& tr) {
           const double chi_hi = fabric ? tuning::kExchangeFileMax : tuning::kExchangeMax;
           const double chi_beta_lo = fabric ? tuning::kExchangeMin : 1;
@@ -2135,7 +2139,7 @@ int calibrate(int argc, char** argv) {
               tuning::written_fit_errors(tr, max_omega, tuning::kExchangeMin, chi_hi, chi_beta_lo,
                                          chi_beta_hi, fit_options, rank, p);
           std::vector<double> all(mine.size());
-          check(fc_allreduce(mine.data(), all.data(), mine.size(), FC_DOUBLE, FC_MAX, world),
+          check(fc_allreduce(mine.data(), all.data(), mine.size(), FC_DOUBLE, FC_SUM, world),
                 "allreduce");
           return tuning::written_fit_from_errors(tr, max_omega, tuning::kExchangeMin, chi_hi,
                                                  chi_beta_lo, chi_beta_hi, fit_options, all);

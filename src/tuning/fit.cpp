@@ -27,7 +27,8 @@ constexpr int kParams = kCostFitParams;
 /// Depth first, a subset extending its parent by one column of a higher index: the parent's
 /// elimination is the child's over its first rows and columns, so the child adds a column and a
 /// row (O(n²), the same operations in the same order as eliminating it whole, O(n³)), and a
-/// subset singular at its last pivot is singular in every subset extending it (not searched).
+/// subset singular at its last pivot is singular in every subset that adds columns of higher
+/// index to it (not searched).
 /// Its SSE sums the subset's terms alone, in the same order (the others' are 0). The same
 /// results, bit for bit, as searching the masks in increasing order and eliminating each whole
 /// (20 000 random problems, degenerate ones among them), in 0.30 ms a fit where that took 0.70
@@ -77,7 +78,7 @@ class SubsetSearch {
         for (int c = k; c <= n; ++c) u_[n][c] -= q * u_[k][c];
         b -= q * rhs_[k];
       }
-      if (!(u_[n][n] > 1e-12 * ata_[j][j])) continue;  // singular, and so every extension
+      if (!(u_[n][n] > 1e-12 * ata_[j][j])) continue;  // singular, and so are its extensions
       rhs_[n] = b;
       idx_[n] = j;
       double sol[kParams] = {};
@@ -300,14 +301,38 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   const auto at_beta = [split_beta](const CostPoint& p) {
     return split_beta ? std::min(1.0, p.above_bytes + (p.small > 0 ? p.small_bytes : 0.0)) : 1.0;
   };
-  const auto column = [&opt, &at_beta, split_beta](const CostPoint& p, int j) {
+  // Which split columns have points on each side: a parameter no point reaches takes its
+  // twin's value (α above the break, β beyond the cache).
+  bool any_below = false, any_above = false, any_cached = false, any_large = false,
+       any_small = false, any_bytes_below = false;
+  for (const CostPoint& p : pts) {
+    if (!(p.t > 0)) continue;
+    any_bytes_below = any_bytes_below || (p.b * (1 - p.large) != 0 && at_beta(p) < 1);
+    any_above = any_above || (p.a != 0 && p.above > 0);
+    any_below = any_below || (p.a != 0 && p.above + p.small < 1);
+    any_large = any_large || (p.b != 0 && p.large > 0);
+    any_cached = any_cached || (p.b != 0 && p.large < 1);
+    any_small = any_small || (p.a != 0 && p.small > 0);
+  }
+  // α of small messages at most α: with rounds of both, the sixth column takes them all (α of
+  // small messages) and the first the excess of α over it (α − alpha_small >= 0). An injected
+  // message skips the wait for its completion (sockets' one-way time at p = 2: 19.5 µs at
+  // 128 B, 20.2 at 256 B); over sockets at p = 4 on 2 cores the fit put alpha_small at
+  // 0.54-0.88 times α in 62 --quick launches, and above it in three (1.02, 1.20, 2.94 times,
+  // with β below a break at 512-768 B of 1.3-2.6e-8 s/B), two of them misses: the two-tree
+  // broadcast at 256 B in halves of 128 B chosen (regret 18.31%) and recursive doubling at
+  // 128 B (23.93%). Where the unconstrained fit has alpha_small <= α it is this one.
+  const bool small_under = any_small && any_below;
+  const auto column = [&opt, &at_beta, split_beta, small_under](const CostPoint& p, int j) {
     const double raw = p.xa > 0 ? p.a / p.xa : p.a;
     if (j == 0) return p.a * std::max(0.0, 1 - p.above - p.small);
     if (j == 1) return opt.split_above ? raw * (1 - p.e) * p.above : p.a * p.above;
     if (j == 2) return p.b * (1 - p.large) * at_beta(p);
     if (j == 3) return p.w;
     if (j == 4) return p.b * p.large;
-    if (j == 5) return p.a * p.small;
+    if (j == 5)
+      return small_under ? p.a * p.small + p.a * std::max(0.0, 1 - p.above - p.small)
+                         : p.a * p.small;
     if (j == 6) return opt.split_above ? raw * p.e * p.above : 0.0;
     if (j == 7) return opt.call ? (1 - p.e) * (1 - p.above) : 0.0;
     if (j == 9) return p.bx;
@@ -328,20 +353,11 @@ CostFit fit_cost_points(std::span<const CostPoint> pts, const CostFitOptions& op
   }
   double best[kParams] = {};
   subset_least_squares(ata, aty, yty, best);
-  // Which split columns have points on each side: a parameter no point reaches takes its
-  // twin's value (α above the break, β beyond the cache).
-  bool any_below = false, any_above = false, any_cached = false, any_large = false,
-       any_small = false, any_bytes_below = false;
-  for (const CostPoint& p : pts) {
-    if (!(p.t > 0)) continue;
-    any_bytes_below = any_bytes_below || (p.b * (1 - p.large) != 0 && at_beta(p) < 1);
-    any_above = any_above || (p.a != 0 && p.above > 0);
-    any_below = any_below || (p.a != 0 && p.above + p.small < 1);
-    any_large = any_large || (p.b != 0 && p.large > 0);
-    any_cached = any_cached || (p.b != 0 && p.large < 1);
-    any_small = any_small || (p.a != 0 && p.small > 0);
-  }
-  f.alpha = any_below ? best[0] : any_above ? best[1] : any_small ? best[5] : best[0];
+  f.alpha = small_under ? best[0] + best[5]
+            : any_below ? best[0]
+            : any_above ? best[1]
+            : any_small ? best[5]
+                        : best[0];
   f.alpha_above = any_above ? best[1] : f.alpha;
   f.alpha_small = any_small ? best[5] : f.alpha;
   f.beta = any_cached || !any_large ? best[2] : best[4];
@@ -508,7 +524,7 @@ std::vector<double> written_fit_errors(std::span<const CostPoint> pts, double ma
                                        int parts) {
   const std::vector<GridPoint> grid =
       written_grid(max_omega, chi_lo, chi_hi, chi_beta_lo, chi_beta_hi);
-  std::vector<double> errors(grid.size(), -1.0);
+  std::vector<double> errors(grid.size(), 0.0);
   std::vector<CostPoint> scaled(pts.begin(), pts.end());
   for (std::size_t i = 0; i < grid.size(); ++i)
     if (parts <= 1 || static_cast<int>(i % static_cast<std::size_t>(parts)) == part)

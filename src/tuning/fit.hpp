@@ -176,7 +176,9 @@ struct CostFitOptions {
 /// alpha_above. Its wake-ups w are a fourth, at wake (CostModel::wake; 0 when no point has any).
 /// Its bytes b are b(1 − large) at beta and b·large at beta_large, a fifth (CostModel::
 /// beta_large; = beta where no point has any). Its rounds a·small at alpha_small, a sixth
-/// (CostModel::alpha_small; = alpha where no point has any), and a(1 − above − small) at alpha.
+/// (CostModel::alpha_small; = alpha where no point has any), and a(1 − above − small) at alpha;
+/// alpha_small at most alpha (an injected message is not dearer than one above the inject
+/// size): with rounds of both the fit is in alpha_small and alpha − alpha_small, both >= 0.
 ///
 /// Non-negative: the least-SSE solution over every subset of the parameters (the others held
 /// at 0) whose solution is non-negative, which is the non-negative least-squares optimum. With
@@ -186,7 +188,8 @@ struct CostFit : LinearFit {
   double alpha_above = 0;
   double wake = 0;         // W, from the points' w (CostPoint::w); 0 where every w is 0
   double beta_large = 0;   // from the points' large bytes (CostPoint::large); beta where none
-  double alpha_small = 0;  // from the points' small rounds (CostPoint::small); alpha where none
+  double alpha_small = 0;  // from the points' small rounds (CostPoint::small), <= alpha; alpha
+                           // where none
   /// With CostFitOptions::split_above: an exchange's α above the break (seconds, not a
   /// multiple); -1 where not fitted apart.
   double exchange_alpha_above = -1;
@@ -242,9 +245,10 @@ WrittenFit fit_cost_points_written(std::span<const CostPoint> pts, double max_om
 /// fit_cost_points_written in parts, which one may search apart (fabcoll-calibrate: a part on
 /// each rank): written_fit_errors gives the error (CostFit::sse) of every point of its grid in
 /// part `part` of `parts` (the points i with i mod parts = part; every point where parts <= 1),
-/// -1 at the others; written_fit_from_errors, given every point's (the parts' errors merged,
-/// e.g. by their maximum), returns what fit_cost_points_written returns, the same arguments
-/// given to both: the grid point it keeps, fitted again.
+/// 0 at the others; written_fit_from_errors, given every point's (the parts' errors summed:
+/// each point's comes from one part, so the sum is exact in any order, and a NaN stays one),
+/// returns what fit_cost_points_written returns, the same arguments given to both: the grid
+/// point it keeps, fitted again.
 std::vector<double> written_fit_errors(std::span<const CostPoint> pts, double max_omega,
                                        double chi_lo, double chi_hi, double chi_beta_lo,
                                        double chi_beta_hi, const CostFitOptions& options, int part,

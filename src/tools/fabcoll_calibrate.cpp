@@ -2150,15 +2150,19 @@ int calibrate(int argc, char** argv) {
         train = trains[kept];
         fit_break_gain = fits[kept].fit.sse > 0 ? fits[0].fit.sse / fits[kept].fit.sse : 1;
         tuning::WrittenFit wf = fits[kept];
-        // α of small messages kept where its one more parameter pays by the Bayesian
-        // information criterion, as a break is (tuning::choose_break); else fitted without.
+        // α of small messages kept where it is below α and its one more parameter pays by the
+        // Bayesian information criterion, as a break is (tuning::choose_break); else fitted
+        // without. The fit holds it at most α (tuning::fit_cost_points); at α, nothing tells
+        // injected messages apart, and kept it would still move their bytes to β above the
+        // break and turn on K and o of small messages.
         bool small_kept = false;
         if (std::any_of(train.begin(), train.end(), [](const auto& pt) { return pt.small > 0; })) {
           std::vector<tuning::CostPoint> plain = train;
           for (auto& pt : plain) pt.small = 0;
           const tuning::WrittenFit without = fit_of(plain);
           const auto np = static_cast<double>(wf.fit.points);
-          small_kept = wf.fit.alpha_small > 0 && wf.fit.sse > 0 && np > 1 &&
+          small_kept = wf.fit.alpha_small > 0 && wf.fit.alpha_small < wf.fit.alpha &&
+                       wf.fit.sse > 0 && np > 1 &&
                        np * std::log(without.fit.sse / wf.fit.sse) > std::log(np);
           fit_small_gain = wf.fit.sse > 0 ? without.fit.sse / wf.fit.sse : 1;
           if (!small_kept) {

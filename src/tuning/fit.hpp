@@ -178,7 +178,8 @@ struct CostFitOptions {
 /// beta_large; = beta where no point has any). Its rounds a·small at alpha_small, a sixth
 /// (CostModel::alpha_small; = alpha where no point has any), and a(1 − above − small) at alpha;
 /// alpha_small at most alpha (an injected message is not dearer than one above the inject
-/// size): with rounds of both the fit is in alpha_small and alpha − alpha_small, both >= 0.
+/// size) where some point has rounds of both below the break: the fit is then in alpha_small
+/// and alpha − alpha_small, both >= 0.
 ///
 /// Non-negative: the least-SSE solution over every subset of the parameters (the others held
 /// at 0) whose solution is non-negative, which is the non-negative least-squares optimum. With
@@ -188,8 +189,8 @@ struct CostFit : LinearFit {
   double alpha_above = 0;
   double wake = 0;         // W, from the points' w (CostPoint::w); 0 where every w is 0
   double beta_large = 0;   // from the points' large bytes (CostPoint::large); beta where none
-  double alpha_small = 0;  // from the points' small rounds (CostPoint::small), <= alpha; alpha
-                           // where none
+  double alpha_small = 0;  // from the points' small rounds (CostPoint::small); alpha where
+                           // none; at most alpha where some point has rounds below not small
   /// With CostFitOptions::split_above: an exchange's α above the break (seconds, not a
   /// multiple); -1 where not fitted apart.
   double exchange_alpha_above = -1;

@@ -896,8 +896,9 @@ TEST(Fit, CostPointsRecoverAlphaOfSmallMessages) {
 }
 
 // α of small messages at most α: the same points with their small messages' rounds at 1.5 α
-// (an injected message dearer than one above the inject size) fit with alpha_small = α, not
-// exactly; at 0.99 α (below it) they come back exactly, as at 0.5 α above.
+// (an injected message dearer than one above the inject size) fit with alpha_small = α, with
+// SSE > 0 and α between the truth's and 1.5 times it; at 0.99 α (below it) they come back
+// exactly, as at 0.5 α above.
 TEST(Fit, AlphaOfSmallMessagesIsAtMostAlpha) {
   const double below = 256;
   CostModel truth{4e-5, 2.5e-10, 2.5e-11};
@@ -921,6 +922,8 @@ TEST(Fit, AlphaOfSmallMessagesIsAtMostAlpha) {
     if (factor > 1) {
       EXPECT_NEAR(f.alpha_small / f.alpha, 1.0, 1e-9);
       EXPECT_GT(f.sse, 1e-6);
+      EXPECT_GT(f.alpha, truth.alpha);
+      EXPECT_LT(f.alpha, 1.5 * truth.alpha);
     } else {
       EXPECT_NEAR(f.alpha / truth.alpha, 1.0, 1e-6);
       EXPECT_NEAR(f.alpha_small / (factor * truth.alpha), 1.0, 1e-6);

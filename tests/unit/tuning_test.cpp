@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -865,28 +866,36 @@ TEST(Fit, RefitTermRecoversItsValue) {
   EXPECT_EQ(refit_term(faster, base, x, held), 0);
 }
 
-// α of small messages (CostModel::small_below): points whose rounds partly carry messages below
-// 256 B (the ring's and Rabenseifner's all-reduces at 256 B, p = 4) at half α give it back as
-// alpha_small, with α and β; fitted without the column they do not fit; with no point below,
-// alpha_small is α.
-TEST(Fit, CostPointsRecoverAlphaOfSmallMessages) {
-  const double below = 256;
-  CostModel truth{4e-5, 2.5e-10, 2.5e-11};
-  std::vector<CostPoint> pts, large;
+// The timed collectives' points at p = 4 (256 B – 384 KiB) made with their rounds of messages
+// below 256 B at factor × α, each marked with its share of them (CostPoint::small).
+std::vector<CostPoint> small_message_points(const CostModel& truth, double factor) {
+  std::vector<CostPoint> pts;
   for_each_training_run(truth, {256.0, 2048.0, 32768.0, 393216.0},
                         [&](const Algorithm& alg, double n, double a, double b, double c) {
-                          const double small = 1 - sim_break_shares(alg, 4, n, below, -1).alpha;
+                          const double small = 1 - sim_break_shares(alg, 4, n, 256, -1).alpha;
                           CostQuery q;
                           q.n = n;
                           q.p = 4;
                           q.k = 1;
                           q.m = truth;
-                          q.m.alpha = truth.alpha * (1 - 0.5 * small);
+                          q.m.alpha = truth.alpha * (1 + (factor - 1) * small);
                           CostPoint pt{a, b, c, alg.predict(q)};
                           pt.small = small;
                           pts.push_back(pt);
-                          if (small == 0) large.push_back(pt);
                         });
+  return pts;
+}
+
+// α of small messages (CostModel::small_below): points whose rounds partly carry messages below
+// 256 B (the ring's and Rabenseifner's all-reduces at 256 B, p = 4) at half α give it back as
+// alpha_small, with α and β; fitted without the column they do not fit; with no point below,
+// alpha_small is α.
+TEST(Fit, CostPointsRecoverAlphaOfSmallMessages) {
+  CostModel truth{4e-5, 2.5e-10, 2.5e-11};
+  const std::vector<CostPoint> pts = small_message_points(truth, 0.5);
+  std::vector<CostPoint> large;
+  std::copy_if(pts.begin(), pts.end(), std::back_inserter(large),
+               [](const CostPoint& p) { return p.small == 0; });
   ASSERT_GE(pts.size(), 30u);
   EXPECT_TRUE(std::any_of(pts.begin(), pts.end(), [](const CostPoint& p) { return p.small > 0; }));
   expect_column_recovered(
@@ -900,23 +909,9 @@ TEST(Fit, CostPointsRecoverAlphaOfSmallMessages) {
 // SSE > 0 and α between the truth's and 1.5 times it; at 0.99 α (below it) they come back
 // exactly, as at 0.5 α above.
 TEST(Fit, AlphaOfSmallMessagesIsAtMostAlpha) {
-  const double below = 256;
   CostModel truth{4e-5, 2.5e-10, 2.5e-11};
   for (const double factor : {1.5, 0.99}) {
-    std::vector<CostPoint> pts;
-    for_each_training_run(truth, {256.0, 2048.0, 32768.0, 393216.0},
-                          [&](const Algorithm& alg, double n, double a, double b, double c) {
-                            const double small = 1 - sim_break_shares(alg, 4, n, below, -1).alpha;
-                            CostQuery q;
-                            q.n = n;
-                            q.p = 4;
-                            q.k = 1;
-                            q.m = truth;
-                            q.m.alpha = truth.alpha * (1 + (factor - 1) * small);
-                            CostPoint pt{a, b, c, alg.predict(q)};
-                            pt.small = small;
-                            pts.push_back(pt);
-                          });
+    const std::vector<CostPoint> pts = small_message_points(truth, factor);
     const CostFit f = fit_cost_points(pts);
     EXPECT_LE(f.alpha_small, f.alpha * (1 + 1e-12)) << factor;
     if (factor > 1) {

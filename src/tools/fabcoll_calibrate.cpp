@@ -1357,6 +1357,7 @@ int calibrate(int argc, char** argv) {
   std::vector<tuning::CostPoint> train;
   double fit_break_gain = 1;     // the fit to timed collectives: error without a break / with it
   double fit_small_gain = 1;     // likewise without α of small messages / with it
+  bool small_held = false;       // the fit held α of small messages at α (fit_cost_points)
   tuning::PingPongStep pp_step;  // over the fabric: where the ping-pong steps up (n 0: nowhere)
   std::vector<TrainRun> train_runs;  // the run of train[i]
   // Over the fabric the runs at half small_below (injected messages): not in the fit, K of
@@ -1462,9 +1463,9 @@ int calibrate(int argc, char** argv) {
     return std::tie(pp, file, gamma_pts, lp, pairs_lp, barrier, train, train_runs, small_runs,
                     small_k_gain, small_k_runs, o_burst, tables, results, drift, drift_small,
                     drift_large, drift_fit, drift_passes, drifted, probe_before, fit_break_gain,
-                    fit_small_gain, pp_step, probe_after, probes_during, probe_change, probe_moved,
-                    omega_fitted, omega_disagrees, ring_ratio, rings_disagree, fanout_runs,
-                    streamed_runs, validation_seconds, interleaved, training_between,
+                    fit_small_gain, small_held, pp_step, probe_after, probes_during, probe_change,
+                    probe_moved, omega_fitted, omega_disagrees, ring_ratio, rings_disagree,
+                    fanout_runs, streamed_runs, validation_seconds, interleaved, training_between,
                     outside_budget, refit_changed);
   };
   using Snapshot = decltype(values_of(state()));
@@ -2049,8 +2050,9 @@ int calibrate(int argc, char** argv) {
       // The model before the fit (the ping-pong's), from which every fit starts.
       const tuning::LinkParams lp_before = lp;
       refit_collectives = [=, &lp, &train, &train_runs, &small_runs, &fit_break_gain,
-                           &fit_small_gain, &omega_fitted, &o_burst, &ring_ratio, &rings_disagree,
-                           &streamed_runs, &small_k_gain, &small_k_runs](bool say) {
+                           &fit_small_gain, &small_held, &omega_fitted, &o_burst, &ring_ratio,
+                           &rings_disagree, &streamed_runs, &small_k_gain,
+                           &small_k_runs](bool say) {
         lp = lp_before;
         omega_fitted = 0;
         ring_ratio = 0;
@@ -2156,6 +2158,7 @@ int calibrate(int argc, char** argv) {
         // injected messages apart, and kept it would still move their bytes to β above the
         // break and turn on K and o of small messages.
         bool small_kept = false;
+        small_held = false;
         if (std::any_of(train.begin(), train.end(), [](const auto& pt) { return pt.small > 0; })) {
           std::vector<tuning::CostPoint> plain = train;
           for (auto& pt : plain) pt.small = 0;
@@ -2165,6 +2168,7 @@ int calibrate(int argc, char** argv) {
                        wf.fit.sse > 0 && np > 1 &&
                        np * std::log(without.fit.sse / wf.fit.sse) > std::log(np);
           fit_small_gain = wf.fit.sse > 0 ? without.fit.sse / wf.fit.sse : 1;
+          small_held = wf.fit.alpha_small > 0 && wf.fit.alpha_small == wf.fit.alpha;
           if (!small_kept) {
             wf = without;
             train = std::move(plain);
@@ -2970,8 +2974,9 @@ int calibrate(int argc, char** argv) {
               lp.model.call_wake_small, small_k_runs, small_runs.size(), small_runs.front().n,
               1 / small_k_gain);
       } else if (oversub_fit == "collectives" && small_bytes > 0)
-        std::printf("; no alpha of its own below %.0f B (injected): error x%.2f with one",
-                    small_bytes, 1 / fit_small_gain);
+        std::printf("; no alpha of its own below %.0f B (injected): error x%.2f with one%s",
+                    small_bytes, 1 / fit_small_gain,
+                    small_held ? " (the fit held it at alpha, at most alpha)" : "");
       std::printf("; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f; ", all_pairs.c_str(),
                   pairs_lp.model.alpha, pairs_lp.model.beta, pairs_lp.r2);
       if (o_burst >= 0)

@@ -197,6 +197,21 @@ struct Algorithm {
   /// The mean size of the messages on its critical path at q: message_bytes when set, else the
   /// formula's bytes over its latencies (its derivatives in β and α); n when it has none.
   [[nodiscard]] double mean_message(const CostQuery& q) const;
+  /// Part i's share of predict(q) where it has parts: that call's own predict, without K for
+  /// the calls after the first where n lies below the inject size (CostModel::small_below).
+  /// p = 4 sockets on 2 cores (fifty-first session): reduce + bcast at 128 B took 41.8 and
+  /// 52.9 µs in one call, its binomial reduce alone 38.8 and 43.1 and its broadcast alone 26.6
+  /// and 32.0 (K_s 17.5 and 24.9 µs), and it was the fastest all-reduce there in all four
+  /// validations, 16-30% under recursive doubling; K_s twice put it 32% over its time and
+  /// recursive doubling was chosen.
+  [[nodiscard]] double part_predict(CostQuery q, std::size_t i) const {
+    if (i > 0 && part_injected(q)) q.m.call_wake = 0;
+    return parts[i]->predict(q);
+  }
+  /// Whether the calls after the first of its parts pay no K at q (part_predict).
+  [[nodiscard]] static bool part_injected(const CostQuery& q) {
+    return q.m.has_small() && q.n < q.m.small_below;
+  }
   /// cost(q) under costed(q), plus a call's first wake-up (CostModel::call_wake) for the share
   /// of its path not in exchanges: what the selector, the tables and the validation predict.
   /// With parts: the sum of theirs at q, each with its K, but for the calls after the first
@@ -206,15 +221,7 @@ struct Algorithm {
   [[nodiscard]] double predict(CostQuery q) const {
     if (!parts.empty()) {
       double t = 0;
-      for (const Algorithm* part : parts) {
-        t += part->predict(q);
-        // p = 4 sockets on 2 cores (fifty-first session): reduce + bcast at 128 B took
-        // 41.8 and 52.9 µs in one call, its binomial reduce alone 38.8 and 43.1 and its
-        // broadcast alone 26.6 and 32.0 (K_s 17.5 and 24.9 µs), and it was the fastest
-        // all-reduce there in all four validations, 16-30% under recursive doubling; K_s
-        // twice put it 32% over its time and recursive doubling was chosen.
-        if (q.m.has_small() && q.n < q.m.small_below) q.m.call_wake = 0;
-      }
+      for (std::size_t i = 0; i < parts.size(); ++i) t += part_predict(q, i);
       return t;
     }
     const double first =

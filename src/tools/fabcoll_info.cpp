@@ -227,16 +227,14 @@ int explain(const std::string& coll_name, double bytes, int p, bool noncommutati
       pq.m = sc.m;
       pq.k = static_cast<double>(sc.packets);
       std::string calls = "costed as its calls:";
-      // (The calls after the first pay no K where n is injected: Algorithm::predict.)
-      const bool injected = pq.m.has_small() && pq.n < pq.m.small_below;
+      const bool injected = fabcoll::Algorithm::part_injected(pq);
       for (std::size_t i = 0; i < a->parts.size(); ++i) {
         char buf[128];
         std::snprintf(buf, sizeof buf, "%s %s %s %.3f%s", i == 0 ? "" : " +",
                       fabcoll::collective_name(a->parts[i]->coll), text(a->parts[i]->name).c_str(),
-                      a->parts[i]->predict(pq) * 1e6,
+                      a->part_predict(pq, i) * 1e6,
                       i > 0 && injected ? " (no K: its first message injected)" : "");
         calls += buf;
-        if (injected) pq.m.call_wake = 0;
       }
       note += (note.empty() ? "" : "; ") + calls;
       std::printf("%-24s %14.3f %10zu %8s %8s %8s  %s\n", text(a->name).c_str(),

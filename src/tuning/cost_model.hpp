@@ -189,9 +189,9 @@ struct CostModel {
   double overhead_small = -1;
   /// K: a call's first wake-up, what a call adds once for the share of its critical path not in
   /// exchanges ((1 − e)K, Algorithm::predict; Algorithm::calls times, and once for each of an
-  /// algorithm's parts, Algorithm::parts, but the first where n lies below small_below). Over the
-  /// fabric with ranks sharing cores a one-way collective's receivers have left their core between
-  /// calls, and the call's first message waits for its receiver to be switched back in; later
+  /// algorithm's parts, Algorithm::parts, but those after the first where n lies below
+  /// small_below: Algorithm::part_predict). Over the fabric with ranks sharing cores a one-way
+  /// collective's receivers have left their core between calls, and the call's first message waits for its receiver to be switched back in; later
   /// rounds of the same call find it there. p = 4 sockets on 2 cores, fabcoll-calibrate --quick's
   /// timed collectives at 256 B (13 launches): the naive broadcast (one round) about 100 µs, the
   /// binomial tree (two) 115, reduce + bcast (four) 169, where the fit with one α per round put the

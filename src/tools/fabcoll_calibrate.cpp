@@ -1221,6 +1221,12 @@ int calibrate(int argc, char** argv) {
                  "to timed non-pipelined bcast, all-reduce, all-gather runs; default) or 'pairs' "
                  "(the concurrent pairs of --all-pairs)")
       ->check(CLI::IsMember({"collectives", "pairs"}));
+  std::string quiet_fit = "pingpong";
+  app.add_option("--quiet-fit", quiet_fit,
+                 "with every rank on a core of its own, where alpha, beta come from: "
+                 "'pingpong' (the texts' fit to the ping-pong; default) or 'collectives' (fitted "
+                 "to timed collectives, as with more ranks than cores)")
+      ->check(CLI::IsMember({"pingpong", "collectives"}));
   double large_from = -1;
   app.add_option("--large-from", large_from,
                  "on shm, whole messages from this many bytes (and a broadcast pipeline's "
@@ -1299,6 +1305,16 @@ int calibrate(int argc, char** argv) {
   // as their own layout of the link class (model_for picks it when the layout matches).
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   const int layout = tuning::layout_key(p, cores);
+  // α, β fitted to timed collectives (3b): with more ranks than cores unless
+  // --oversubscribed-fit pairs, with a core for each rank where --quiet-fit collectives.
+  const bool fit_collectives =
+      layout > 0 ? oversub_fit == "collectives" : quiet_fit == "collectives";
+  // Whether the fit's ω and rings' β are checked against the probes (a reason to measure
+  // again): with ranks sharing cores, where they tell the VM's slow modes apart. With a core
+  // for each rank the collectives' ω and β differ from a quiet pair's anyway (16 cores, p = 4
+  // and 8 shm, --quiet-fit collectives: ω 1.90 and 10.0 against probes implying 1.12 and 1.02,
+  // the ping-pong within x0.86-1.08 the one before; every attempt measured again).
+  const bool fit_checks = layout > 0;
   // Which ranks share a CPU (fabcoll-run --map-by): it decides which algorithm is fastest
   // there, so an oversubscribed entry records it (tuning::LinkParams::mapping).
   // The model then charges ω only on written data that crosses CPUs (Placement), as the
@@ -1335,7 +1351,7 @@ int calibrate(int argc, char** argv) {
   // and where it runs as many for the fit to timed collectives (3b), advanced plan by plan:
   // at p = 4 on 2 cores it took 30-35 s over sockets, the validation 22-60 s.
   const double validation_units = static_cast<double>(colls.size()) * 5 * 4;
-  const double train_units = layout > 0 && oversub_fit == "collectives" ? validation_units : 0;
+  const double train_units = fit_collectives ? validation_units : 0;
   const double units = static_cast<double>(pingpong_sizes(quick).size()) * (no_validate ? 1 : 3) +
                        4 + validation_units + train_units;
   ProgressLine prog(rank == 0, units);
@@ -1443,7 +1459,7 @@ int calibrate(int argc, char** argv) {
   // sockets). The fit at 256 B, the smallest size timed, has algorithms whose messages lie on
   // both sides (recursive doubling's 256 B, Rabenseifner's and the ring's 64-128 B at p = 4).
   double small_bytes = 0;
-  if (layout > 0 && link.starts_with("ofi")) {
+  if (fit_collectives && link.starts_with("ofi")) {
     if (small_below >= 0)
       small_bytes = small_below;
     else if (const fabcoll::ofi::Endpoint* ep = fabcoll::context_ofi(ctx))
@@ -1669,7 +1685,7 @@ int calibrate(int argc, char** argv) {
     interleaved = false;
     std::function<void()> train_pass;
     std::function<void(bool)> refit_collectives;
-    if (layout > 0 && oversub_fit == "collectives") {
+    if (fit_collectives) {
       prog.phase("3b/5 fit to collectives");
       const std::size_t top = 393216;
       // The broadcasts' next roots, as the validation finds them (its model pulls and is
@@ -2240,10 +2256,12 @@ int calibrate(int argc, char** argv) {
         if (lp.break_bytes > 0 && cf.beta_below >= 0)
           lp.model.beta = std::max(1e-13, cf.beta_below);
         // Inside a node: the rings' β as the collectives saw them, against the pairs' ping-pong
-        // just before, and whether the collectives saw them slower (tuning::ring_fit_disagrees).
+        // just before, and whether the collectives saw them slower (tuning::ring_fit_disagrees;
+        // with ranks sharing cores only, see fit_checks).
         if (broken && cf.beta_below >= 0) {
           ring_ratio = pairs_lp.model.beta / lp.model.beta;
-          rings_disagree = tuning::ring_fit_disagrees(lp.model.beta, pairs_lp.model.beta);
+          rings_disagree =
+              fit_checks && tuning::ring_fit_disagrees(lp.model.beta, pairs_lp.model.beta);
         }
         // An exchange's α above the break, as a multiple of the one-way α there.
         lp.exchange_alpha_above = lp.break_bytes > 0 && cf.exchange_alpha_above >= 0
@@ -2722,7 +2740,8 @@ int calibrate(int argc, char** argv) {
     // pair of modes: with probes of 1.68–3.10, ω carried 0.57–1.10 of the probe's excess over 1,
     // and five launches with ω at 1.05–1.55 there, four of them misses by 23–30%, were the ones
     // that saw the other mode. The line takes the VM as it has been since.)
-    omega_disagrees = omega_fitted > 0 && tuning::written_fit_disagrees(omega_fitted, probe_before);
+    omega_disagrees =
+        fit_checks && omega_fitted > 0 && tuning::written_fit_disagrees(omega_fitted, probe_before);
     // (rings_disagree: set with the fit, above.)
     // Whether to measure again: rank 0 decides, all follow (one broadcast per attempt: the
     // ranks' clocks differ a little, and nothing else may tell them apart here). Without a
@@ -2744,9 +2763,10 @@ int calibrate(int argc, char** argv) {
     const tuning::AttemptChange change{
         .machine = std::max(std::abs(std::log(drift)) / std::log(kDriftHigh),
                             std::abs(std::log(probe_change)) / std::log(kProbeHigh)),
-        .fit = std::max(
-            omega_fitted > 0 ? tuning::written_fit_excess(omega_fitted, probe_before) : 0.0,
-            ring_change),
+        .fit = std::max(fit_checks && omega_fitted > 0
+                            ? tuning::written_fit_excess(omega_fitted, probe_before)
+                            : 0.0,
+                        ring_change),
         .forced = forced};
     if (disturbed && (!least_changed || tuning::attempt_changed_less(change, least_change))) {
       least_changed = values_of(state());
@@ -2950,11 +2970,11 @@ int calibrate(int argc, char** argv) {
                     f.flat * 1e6);
       std::printf(" each receiver beyond the first adds phi * beta * n)\n");
     }
-    if (layout > 0) {
+    if (layout > 0 || fit_collectives) {
       std::printf("layout %s: alpha, beta fitted to %s",
                   tuning::layout_name(p, cores, mapping).c_str(),
-                  oversub_fit == "collectives" ? "timed collectives" : "the concurrent pairs");
-      if (oversub_fit == "collectives" && link.starts_with("ofi")) {
+                  fit_collectives ? "timed collectives" : "the concurrent pairs");
+      if (fit_collectives && link.starts_with("ofi")) {
         std::printf(lp.break_bytes > 0 ? " (break at %.0f B: error x%.2f of one line"
                                        : " (no break: none paid for its α",
                     lp.break_bytes, 1 / fit_break_gain);
@@ -2963,7 +2983,7 @@ int calibrate(int argc, char** argv) {
         else
           std::printf("; no step in the ping-pong)");
       }
-      if (oversub_fit == "collectives" && lp.model.has_small()) {
+      if (fit_collectives && lp.model.has_small()) {
         std::printf(
             "; alpha of messages below %.0f B (injected) = %.3g s: error x%.2f of one alpha",
             lp.model.small_below, lp.model.alpha_small, 1 / fit_small_gain);
@@ -2973,12 +2993,13 @@ int calibrate(int argc, char** argv) {
               "not in the fit): their error x%.2f of K's",
               lp.model.call_wake_small, small_k_runs, small_runs.size(), small_runs.front().n,
               1 / small_k_gain);
-      } else if (oversub_fit == "collectives" && small_bytes > 0)
+      } else if (fit_collectives && small_bytes > 0)
         std::printf("; no alpha of its own below %.0f B (injected): error x%.2f with one%s",
                     small_bytes, 1 / fit_small_gain,
                     small_held ? " (the fit held it at alpha, at most alpha)" : "");
-      std::printf("; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f; ", all_pairs.c_str(),
-                  pairs_lp.model.alpha, pairs_lp.model.beta, pairs_lp.r2);
+      std::printf("; pairs (%s): alpha = %.3g s, beta = %.3g s/B, R^2 = %.4f; ",
+                  layout > 0 ? all_pairs.c_str() : "ping-pong", pairs_lp.model.alpha,
+                  pairs_lp.model.beta, pairs_lp.r2);
       if (o_burst >= 0)
         std::printf(
             "sender overhead o fitted to the timed collectives (a burst of 8-byte sends: "

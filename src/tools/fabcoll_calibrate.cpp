@@ -1224,8 +1224,10 @@ int calibrate(int argc, char** argv) {
   std::string quiet_fit = "pingpong";
   app.add_option("--quiet-fit", quiet_fit,
                  "with every rank on a core of its own, where alpha, beta come from: "
-                 "'pingpong' (the texts' fit to the ping-pong; default) or 'collectives' (fitted "
-                 "to timed collectives, as with more ranks than cores)")
+                 "'pingpong' (fitted to the ping-pong of two ranks; default) or 'collectives' "
+                 "(fitted, with omega, chi, o, W and K, to timed collectives as with more ranks "
+                 "than cores: a phase more, tens of seconds); ignored with more ranks than cores "
+                 "(--oversubscribed-fit)")
       ->check(CLI::IsMember({"pingpong", "collectives"}));
   double large_from = -1;
   app.add_option("--large-from", large_from,
@@ -1247,9 +1249,10 @@ int calibrate(int argc, char** argv) {
       ->check(CLI::Range(0.0, kGammaLargeFromMax));
   double small_below = -1;
   app.add_option("--small-below", small_below,
-                 "with more ranks than cores over the fabric, messages of fewer bytes get an "
-                 "alpha of their own, fitted beside the other where it pays (alpha of small "
-                 "messages); default: what the engine injects (the provider's inject size, "
+                 "over the fabric, where alpha, beta are fitted to timed collectives, messages "
+                 "of fewer bytes get an alpha of their own, fitted beside the other and kept "
+                 "where below it (alpha of small messages); default: what the engine injects (the "
+                 "provider's inject size, "
                  "256 B on sockets); 0: none")
       ->check(CLI::NonNegativeNumber);
   bool no_validate = false;
@@ -1258,7 +1261,8 @@ int calibrate(int argc, char** argv) {
   bool fit_first = false;
   app.add_flag("--fit-first", fit_first,
                "time all of the fit's training collectives before the validation (default where "
-               "ranks share cores: its first pass before, the others between the validation's "
+               "they are fitted to (ranks sharing cores, --quiet-fit collectives): its first pass "
+               "before, the others between the validation's "
                "passes, and the fit done again with all of them)");
   int retries = -1;
   app.add_option("--retries", retries,
@@ -1311,9 +1315,11 @@ int calibrate(int argc, char** argv) {
       layout > 0 ? oversub_fit == "collectives" : quiet_fit == "collectives";
   // Whether the fit's ω and rings' β are checked against the probes (a reason to measure
   // again): with ranks sharing cores, where they tell the VM's slow modes apart. With a core
-  // for each rank the collectives' ω and β differ from a quiet pair's anyway (16 cores, p = 4
-  // and 8 shm, --quiet-fit collectives: ω 1.90 and 10.0 against probes implying 1.12 and 1.02,
-  // the ping-pong within x0.86-1.08 the one before; every attempt measured again).
+  // for each rank the collectives' ω and β differ from a quiet pair's anyway (16 cores,
+  // --quiet-fit collectives: p = 4 shm, ω 1.90-1.95 against probes implying 1.11-1.24, the
+  // ping-pong after the validation within x0.92-1.08 the one before, measured again in each of
+  // four attempts until stopped; p = 8 shm, ω 10.0, the grid's end, against 1.02, once). An ω
+  // at the grid's end there goes unflagged now.
   const bool fit_checks = layout > 0;
   // Which ranks share a CPU (fabcoll-run --map-by): it decides which algorithm is fastest
   // there, so an oversubscribed entry records it (tuning::LinkParams::mapping).
@@ -1455,7 +1461,8 @@ int calibrate(int argc, char** argv) {
                   64;
     check(fc_bcast(&gamma_large_bytes, 1, FC_DOUBLE, 0, world), "bcast");
   }
-  // α of small messages (CostModel::small_below), over the fabric with more ranks than cores:
+  // α of small messages (CostModel::small_below), over the fabric where the fit is to timed
+  // collectives (with more ranks than cores, or --quiet-fit collectives):
   // those the engine hands the provider by fi_tinject (ofi::Endpoint::inject_below; 256 B on
   // sockets). The fit at 256 B, the smallest size timed, has algorithms whose messages lie on
   // both sides (recursive doubling's 256 B, Rabenseifner's and the ring's 64-128 B at p = 4).
@@ -1672,7 +1679,8 @@ int calibrate(int argc, char** argv) {
       barrier.before = median(slowest) + test_barrier_extra().first;
     }
 
-    // 3b (more ranks than cores, --oversubscribed-fit collectives): α, β fitted to the
+    // 3b (more ranks than cores and --oversubscribed-fit collectives, the default; a core for
+    // each rank and --quiet-fit collectives): α, β fitted to the
     // collectives themselves. Each non-pipelined algorithm of bcast, reduce, all-reduce and
     // all-gather is
     // timed at a few sizes (not the validation's) as the validation times them; its cost formula
@@ -2252,7 +2260,7 @@ int calibrate(int argc, char** argv) {
         lp.model.overhead_small = -1;
         if (small_kept) {
           lp.model.small_below = small_bytes;
-          lp.model.alpha_small = cf.alpha_small;
+          lp.model.alpha_small = std::max(1e-9, cf.alpha_small);  // floored as α is
           // o of small messages (CostModel::overhead_small): the burst's, whose 8-byte sends the
           // provider injects, not o refitted to the naive broadcast's calls of 256 B and more.
           // p = 4 sockets on 2 cores (four launches of the fiftieth session): the burst measured
@@ -3016,7 +3024,7 @@ int calibrate(int argc, char** argv) {
       if (o_burst >= 0)
         std::printf(
             "sender overhead o fitted to the timed collectives (a burst of 8-byte sends: "
-            "%.3g s%s)%s, time per byte G measured by all pairs at once\n",
+            "%.3g s%s)%s, time per byte G measured by %s\n",
             o_burst,
             lp.model.has_small() && lp.model.overhead_small >= 0
                 ? (fmt(", kept as o below %.0f B: ", lp.model.small_below) +
@@ -3027,9 +3035,11 @@ int calibrate(int argc, char** argv) {
                 ? fmt(", receiver overhead o_r = %.3g s fitted to the naive reduce's",
                       lp.model.receive_overhead)
                       .c_str()
-                : "");
+                : "",
+            layout > 0 ? "all pairs at once" : "one pair");
       else
-        std::printf("sender overhead o and time per byte G measured by all pairs at once\n");
+        std::printf("sender overhead o and time per byte G measured by %s\n",
+                    layout > 0 ? "all pairs at once" : "one pair");
     }
     for (const auto& g : file.gammas)
       std::printf("gamma %s/%s = %.3g s/B\n", g.op.c_str(), g.datatype.c_str(), g.gamma);
@@ -3325,17 +3335,20 @@ int calibrate(int argc, char** argv) {
          << fmt("%.0f", written_from) << " B up to below " << fmt("%.0f", written_sizes_end())
          << " B (a core's L2 cache; pingpong.csv, kind `written`): the median ratio of its β "
             "time to the untouched ping-pong's"
-         << (layout > 0 ? " (with ranks sharing cores: fitted with α, β to the timed collectives)"
-                        : "")
+         << (fit_collectives ? " (where α, β are fitted to the timed collectives: fitted with them)"
+                             : "")
          << ".\n\nχα, χβ: a message whose sender receives, or whose receiver sends, while it is "
             "under way (an exchange: recursive doubling, halving, the rings) costs χα·α + "
             "χβ·βn; "
-         << (layout > 0
+         << (fit_collectives
                  ? std::string(link.starts_with("ofi")
-                                   ? "with ranks sharing cores fitted with α and β to the timed "
-                                     "collectives, χα apart from χβ."
-                                   : "with ranks sharing cores one χ for both, fitted with α, β "
-                                     "and ω to the timed collectives.")
+                                   ? "fitted with α and β to the timed collectives, χα apart "
+                                     "from χβ."
+                                   : "one χ for both, fitted with α, β and ω to the timed "
+                                     "collectives.")
+             : layout > 0
+                 ? std::string("1: with ranks sharing cores the concurrent pairs exchange "
+                               "already (--oversubscribed-fit pairs).")
                  : "measured by chains of exchanges (both ranks sending n bytes at once) timed "
                    "after each size's untouched round trips (pingpong.csv, kind `exchange`): "
                    "χα the "
@@ -3350,19 +3363,21 @@ int calibrate(int argc, char** argv) {
                        " ns/B instead of χβ·β; fitted with the others to the timed collectives "
                        "(training.csv, column bx: such bytes of each run)."
                  : std::string())
-         << (layout > 0
+         << (fit_collectives
                  ? "\n\nW (wake-up): a one-way message of a fan-in collective (every one but the "
                    "broadcast and the scatter) waits for its receiver to be "
                    "switched back onto its core, and costs α + W; fitted with α, β, ω and χ to the "
                    "timed collectives (training.csv, column w: such rounds of each run)."
-                   "\n\nβ beyond the cache: whole messages from the L2 size over the ranks per "
-                   "core (--large-from) cost their own β per byte; fitted with the others to "
+                   "\n\nβ beyond the cache: whole messages from --large-from's size (with ranks "
+                   "sharing cores the L2 size over the ranks per core) cost their own β per byte; "
+                   "fitted with the others to "
                    "the timed collectives, one size of which lies beyond (training.csv, column "
                    "large: the share of each run's bytes in such messages)."
                    "\n\nα of small messages: over the fabric, messages the engine injects "
                    "(below the provider's inject size) cost their own α; fitted with the others "
-                   "to the timed collectives where it pays by the Bayesian information criterion "
-                   "(training.csv, column small: the share of each run's rounds in such "
+                   "to the timed collectives and kept where it comes out below α (the Bayesian "
+                   "information criterion's verdict printed beside it) (training.csv, column "
+                   "small: the share of each run's rounds in such "
                    "messages). Over the fabric χα is fitted apart from χβ, with an exchange's "
                    "α above the break of its own, and K, a call's first wake-up: what a call "
                    "adds once for the share of its path not in exchanges and below the break." +
@@ -3379,7 +3394,7 @@ int calibrate(int argc, char** argv) {
                                          "tried, where the timed collectives pay for it.")
                             : std::string())
                  : std::string(""))
-         << (layout == 0 && lp.model.has_large()
+         << (layout == 0 && !fit_collectives && lp.model.has_large()
                  ? "\n\nβ beyond the cache: a single copy from " +
                        fmt("%.0f", lp.model.large_from) +
                        " B (half the L2: its source and destination; --large-from) costs " +

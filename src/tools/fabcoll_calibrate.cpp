@@ -1251,9 +1251,8 @@ int calibrate(int argc, char** argv) {
   app.add_option("--small-below", small_below,
                  "over the fabric, where alpha, beta are fitted to timed collectives, messages "
                  "of fewer bytes get an alpha of their own, fitted beside the other and kept "
-                 "where below it (alpha of small messages); default: what the engine injects (the "
-                 "provider's inject size, "
-                 "256 B on sockets); 0: none")
+                 "where below it (alpha of small messages); default: what the engine injects "
+                 "(the provider's inject size, 256 B on sockets); 0: none")
       ->check(CLI::NonNegativeNumber);
   bool no_validate = false;
   app.add_flag("--no-validate", no_validate,
@@ -1262,8 +1261,8 @@ int calibrate(int argc, char** argv) {
   app.add_flag("--fit-first", fit_first,
                "time all of the fit's training collectives before the validation (default where "
                "they are fitted to (ranks sharing cores, --quiet-fit collectives): its first pass "
-               "before, the others between the validation's "
-               "passes, and the fit done again with all of them)");
+               "before, the others between the validation's passes, and the fit done again with "
+               "all of them)");
   int retries = -1;
   app.add_option("--retries", retries,
                  "when the machine changed speed during a calibration (the ping-pong after the "

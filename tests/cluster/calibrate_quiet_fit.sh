@@ -2,8 +2,8 @@
 # Issue 6: fabcoll-calibrate --quiet-fit collectives fits α, β to timed collectives where every
 # rank has a core of its own (p = 2 on this 2-core machine; on a 16-core one, p = 8 over sockets
 # had a worst regret of 11.6% with it where the ping-pong's fit had 44-47%), as it does with
-# more ranks than cores, and records the fit in the quiet entry. A bad value is an error naming the option,
-# before any rank starts. Without validation (the validation is calibrate_quick_*'s).
+# more ranks than cores, and records the fit in the quiet entry. A bad value is an error naming
+# the option, before any rank starts. Without validation (the validation is calibrate_quick_*'s).
 #   calibrate_quiet_fit.sh FABCOLL_RUN FABCOLL_CALIBRATE FABCOLL_INFO [fabcoll-run options...]
 set -euo pipefail
 run=$1 cal=$2 info=$3

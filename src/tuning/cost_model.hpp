@@ -91,8 +91,8 @@ struct CostModel {
   /// model without W on them, 0.96–1.07 times it with (the same launch's W, 3.0 µs). Charged as
   /// α + (1 − e)W per round (e: Algorithm::exchange_share), pipelined or not (the pipelines
   /// since the twenty-ninth session; Algorithm::costed), fitted with α, β, ω and χ to the timed
-  /// collectives where ranks share cores (fabcoll-calibrate); 0 (the texts' model) elsewhere and in
-  /// the built-in models.
+  /// collectives where ranks share cores, or with a core each under --quiet-fit collectives
+  /// (fabcoll-calibrate); 0 (the texts' model) elsewhere and in the built-in models.
   double wake = 0;
   /// G: the sender's own time per byte of a message it writes (LogGP's G, Alexandrov et al.
   /// 1995: a sender of several messages is busy o + Gn with each). < 0: not measured, G = β,
@@ -191,20 +191,21 @@ struct CostModel {
   /// exchanges ((1 − e)K, Algorithm::predict; Algorithm::calls times, and once for each of an
   /// algorithm's parts, Algorithm::parts, but those after the first where n lies below
   /// small_below: Algorithm::part_predict). Over the fabric with ranks sharing cores a one-way
-  /// collective's receivers have left their core between calls, and the call's first message waits for its receiver to be switched back in; later
-  /// rounds of the same call find it there. p = 4 sockets on 2 cores, fabcoll-calibrate --quick's
-  /// timed collectives at 256 B (13 launches): the naive broadcast (one round) about 100 µs, the
-  /// binomial tree (two) 115, reduce + bcast (four) 169, where the fit with one α per round put the
-  /// naive one 27–39% under its time and reduce + bcast 9–40% over it (six launches). Each segment
-  /// has a K of its own (the upper one's from LinkParams::call_wake_above, fitted as a column
-  /// apart), and an algorithm whose rounds lie on both sides takes each by its share
-  /// (tuning::mixed_segments). The lower segment's K charged at every size (a first version) put
-  /// reduce + bcast 9–23% under its time at 2 KiB – 384 KiB and chose it over recursive doubling
-  /// from 29–58 KiB up, where it was 3–17% slower (three launches); with none above the break (the
-  /// next version) the naive broadcast and reduce at 2 KiB, above a break at 1 KiB, came out 32–40%
-  /// under their training times (two launches of the forty-fourth session), and with K above fitted
-  /// apart 0–13% (fourteen). Fitted with the others to the timed collectives over the fabric
-  /// where ranks share cores (fabcoll-calibrate); 0 (the texts' model) elsewhere.
+  /// collective's receivers have left their core between calls, and the call's first message waits
+  /// for its receiver to be switched back in; later rounds of the same call find it there. p = 4
+  /// sockets on 2 cores, fabcoll-calibrate --quick's timed collectives at 256 B (13 launches): the
+  /// naive broadcast (one round) about 100 µs, the binomial tree (two) 115, reduce + bcast (four)
+  /// 169, where the fit with one α per round put the naive one 27–39% under its time and reduce +
+  /// bcast 9–40% over it (six launches). Each segment has a K of its own (the upper one's from
+  /// LinkParams::call_wake_above, fitted as a column apart), and an algorithm whose rounds lie on
+  /// both sides takes each by its share (tuning::mixed_segments). The lower segment's K charged at
+  /// every size (a first version) put reduce + bcast 9–23% under its time at 2 KiB – 384 KiB and
+  /// chose it over recursive doubling from 29–58 KiB up, where it was 3–17% slower (three
+  /// launches); with none above the break (the next version) the naive broadcast and reduce at 2
+  /// KiB, above a break at 1 KiB, came out 32–40% under their training times (two launches of the
+  /// forty-fourth session), and with K above fitted apart 0–13% (fourteen). Fitted with the others
+  /// to the timed collectives over the fabric where ranks share cores, or with a core each under
+  /// --quiet-fit collectives (fabcoll-calibrate); 0 (the texts' model) elsewhere.
   double call_wake = 0;
   /// K of small messages: K (call_wake) for the share of a call's rounds below small_below
   /// (with α of small messages set; < 0: K there too), mixed as α of small messages is
